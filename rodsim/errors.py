@@ -1,0 +1,35 @@
+"""The exception hierarchy: every error rodsim raises on purpose is a RodsimError.
+
+The CLI maps them to exit codes: CaseError (bad input) -> 2, NumericalError (instability,
+non-finite values, Newton divergence) -> 3.
+"""
+
+
+class RodsimError(Exception):
+    """Base class of every deliberate rodsim error."""
+
+    exit_code = 1
+
+
+class CaseError(RodsimError):
+    """Invalid input: a case file, mesh or argument that cannot be used as given."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, file: str | None = None, key: str | None = None):
+        self.file = file
+        self.key = key
+        self.reason = message
+        where = ": ".join(x for x in (file, key) if x)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class NumericalError(RodsimError):
+    """The numerical solution failed (non-finite state, blow-up, Newton divergence)."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, time: float | None = None, step: int | None = None):
+        self.time = time
+        self.step = step
+        super().__init__(message)

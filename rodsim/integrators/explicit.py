@@ -1,0 +1,401 @@
+"""Explicit Lie-group partitioned Runge–Kutta (Störmer–Verlet / Lobatto IIIA–IIIB) kernels.
+
+One step of size h from (x, Lambda, p, pi) with the forces (f, tau) of the current state
+(notes/seed_004 §4.8, signs corrected; alpha = 1/2):
+
+    p_bar  = p + h/2 f,   pi_bar = pi + h/2 tau                       (half kicks)
+    drift: SO3xR3  x' = x + h p_bar/m;  Lambda' = Lambda F with F solving the
+                   Lee–Leok–McClamroch equation (seed 004 eq. 38, material form)
+                   (F J_d - J_d F^T)^vee = h Lambda^T pi_bar, J_d = tr(I)/2 - I,
+                   solved by Newton in the Cayley parametrisation F = cay(2 f), where it is
+                   polynomial (seed 001 §5.5);
+           SE3     (Lambda', x') = (Lambda, x) cay_SE3(h xi) with xi solving the Lie-algebra
+                   integrator's local equation (dcay^{-1})^T J xi = Lambda^T (pi_bar, p_bar)
+                   (notes/seed_001 §8.2-8.3), then the coadjoint transport
+                   pi_bar <- pi_bar - (x' - x) x p_bar, which keeps the spatial momentum;
+    forces (f, tau) at the new state and time t + h;
+    p' = p_bar + h/2 f,   pi' = pi_bar + h/2 tau                       (half kicks)
+
+p and pi are spatial (pi is the nodal spin about the node). Order 4 is the symmetric
+triple-jump composition of this step. Fixed degrees of freedom are global components of the
+translational and rotational velocity; a fixed rotational component is imposed by replacing
+that row of the local Newton system with theta_i = 0 (exact for clamps, pins and hinges about a
+global axis).
+
+The whole step runs in numba; ``advance`` loops over many steps per call so that no Python
+runs inside a step.
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import prange
+
+from rodsim.integrators.lavi import (
+    constrain_rows,
+    lavi_jacobian,
+    lavi_residual,
+    solve_dense,
+)
+from rodsim.jit import kernel
+from rodsim.lie import so3
+from rodsim.model.loads import external_forces
+from rodsim.model.rod import internal_forces, internal_forces_parallel
+
+SO3XR3 = 0
+SE3 = 1
+GROUPS = {"SO3xR3": SO3XR3, "SE3": SE3}
+
+_TRIPLE_JUMP = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
+COEFFICIENTS = {
+    2: np.array([1.0]),
+    4: np.array([_TRIPLE_JUMP, 1.0 - 2.0 * _TRIPLE_JUMP, _TRIPLE_JUMP]),
+}
+
+# status codes returned by advance
+OK = 0
+NEWTON_FAILED = 1
+NOT_FINITE = 2
+
+
+class ModelArrays(NamedTuple):
+    """The model as the kernels read it (see rodsim.model.assembly.Model)."""
+
+    rods: object
+    loads: object
+    mass: np.ndarray
+    inertia: np.ndarray
+    fixed: np.ndarray
+    rot0: np.ndarray
+
+
+class NodeArrays(NamedTuple):
+    """The per-node model data of the drift: mass (N,), inertia (N,3,3), fixed (N,6)."""
+
+    mass: np.ndarray
+    inertia: np.ndarray
+    fixed: np.ndarray
+
+
+class StateArrays(NamedTuple):
+    """Mutable state: x (N,3), rot (N,3,3), p, pi (N,3) spatial momenta, f, tau (N,3) the
+    forces at the current state and time."""
+
+    x: np.ndarray
+    rot: np.ndarray
+    p: np.ndarray
+    pi: np.ndarray
+    f: np.ndarray
+    tau: np.ndarray
+
+
+class Settings(NamedTuple):
+    """dt, composition coefficients, group (SO3XR3 | SE3), parallel, Newton tol and max_iter."""
+
+    dt: float
+    coefficients: np.ndarray
+    group: int
+    parallel: bool
+    tol: float
+    max_iter: int
+
+
+class Workspace(NamedTuple):
+    """Scratch: iters (N,) Newton iterations of the last drift (-1: failed), lin (N,6,7) local
+    linear systems (SE3), elem (E,2,6) element contributions (parallel assembly)."""
+
+    iters: np.ndarray
+    lin: np.ndarray
+    elem: np.ndarray
+
+
+def make_workspace(n_nodes: int, n_elements: int) -> Workspace:
+    return Workspace(
+        np.zeros(n_nodes, dtype=np.int64), np.zeros((n_nodes, 6, 7)), np.zeros((n_elements, 2, 6))
+    )
+
+
+# --- local rotation solve (SO3xR3) ----------------------------------------------------------
+
+
+@kernel(inline="always")
+def rotation_residual(inertia, f, y):
+    """G(f) = y + y x f + (y.f) f - 2 I f (notes/seed_001 §5.5, Lee's Cayley form).
+
+    G(f) = 0 with F = cay(2 f) is the Lee–Leok–McClamroch equation
+    (F J_d - J_d F^T)^vee = y, J_d = tr(I)/2 - I, i.e. seed 004 eq. (38) with F = exp(theta):
+    the same equation in a parametrisation where it is polynomial (no trigonometry)."""
+    yf = so3.dot(y, f)
+    yxf = so3.cross(y, f)
+    i_f = so3.matvec(inertia, f)
+    return (
+        y[0] + yxf[0] + yf * f[0] - 2.0 * i_f[0],
+        y[1] + yxf[1] + yf * f[1] - 2.0 * i_f[1],
+        y[2] + yxf[2] + yf * f[2] - 2.0 * i_f[2],
+    )
+
+
+@kernel(inline="always")
+def rotation_jacobian(inertia, f, y):
+    """dG/df = hat(y) + (y.f) I3 + f y^T - 2 I (checked against finite differences)."""
+    jac = so3.mat_axpy(-2.0, inertia, so3.hat(y))
+    jac = so3.mat_axpy(1.0, so3.outer(f, y), jac)
+    yf = so3.dot(y, f)
+    return so3.mat_axpy(yf, so3.identity(), jac)
+
+
+@kernel(inline="always")
+def rotation_momentum(inertia, f):
+    """The y for which f solves G(f) = 0: y = (I3 + hat f) 2 I f / (1 + |f|^2)."""
+    i_f = so3.matvec(inertia, f)
+    c = 2.0 / (1.0 + so3.dot(f, f))
+    fxi = so3.cross(f, i_f)
+    return (c * (i_f[0] + fxi[0]), c * (i_f[1] + fxi[1]), c * (i_f[2] + fxi[2]))
+
+
+@kernel(inline="always")
+def _unit_rows(m, fix):
+    """m with row i replaced by e_i where fix[i]."""
+    f0, f1, f2 = fix
+    return (
+        1.0 if f0 else m[0], 0.0 if f0 else m[1], 0.0 if f0 else m[2],
+        0.0 if f1 else m[3], 1.0 if f1 else m[4], 0.0 if f1 else m[5],
+        0.0 if f2 else m[6], 0.0 if f2 else m[7], 1.0 if f2 else m[8],
+    )  # fmt: skip
+
+
+@kernel
+def solve_rotation(inertia, y, fix, tol, max_iter):
+    """Newton for G(f) = 0; rows i with fix[i] are replaced by f_i = 0.
+
+    inertia: standard inertia 9-tuple in the frame of y and f; y = h pi_bar (3-tuple).
+    Returns (f, iterations, converged); the rotation increment is cay(2 f).
+    Initial guess (2 I)^{-1} y, exact to first order.
+    """
+    f = so3.scale(0.5, so3.solve3(inertia, y))
+    f = (0.0 if fix[0] else f[0], 0.0 if fix[1] else f[1], 0.0 if fix[2] else f[2])
+    scale = tol * (so3.norm(y) + 1.0e-300)
+    for it in range(max_iter + 1):
+        r = rotation_residual(inertia, f, y)
+        r = (0.0 if fix[0] else r[0], 0.0 if fix[1] else r[1], 0.0 if fix[2] else r[2])
+        if so3.norm(r) <= scale:
+            return f, it, True
+        if it == max_iter:
+            break
+        jac = _unit_rows(rotation_jacobian(inertia, f, y), fix)
+        f = so3.sub(f, so3.solve3(jac, r))
+    return f, max_iter, False
+
+
+@kernel(inline="always")
+def _mat_at(arr, a):
+    r = arr[a]
+    return (r[0, 0], r[0, 1], r[0, 2], r[1, 0], r[1, 1], r[1, 2], r[2, 0], r[2, 1], r[2, 2])
+
+
+@kernel(inline="always")
+def _store_mat(arr, a, m):
+    for i in range(3):
+        for j in range(3):
+            arr[a, i, j] = m[3 * i + j]
+
+
+def _drift_so3_body(m, s, tol, max_iter, a, h):
+    """Half kick and drift of node a on SO3xR3; returns Newton iterations (-1 on failure)."""
+    fx = m.fixed[a]
+    inv_m = 1.0 / m.mass[a]
+    for k in range(3):
+        if fx[k]:
+            s.p[a, k] = 0.0
+        else:
+            s.p[a, k] += 0.5 * h * s.f[a, k]
+            s.x[a, k] += h * s.p[a, k] * inv_m
+    if fx[3] and fx[4] and fx[5]:
+        for k in range(3):
+            s.pi[a, k] = 0.0
+        return 0
+    for k in range(3):
+        s.pi[a, k] += 0.5 * h * s.tau[a, k]
+    rot = _mat_at(s.rot, a)
+    inertia = _mat_at(m.inertia, a)
+    hpi = (h * s.pi[a, 0], h * s.pi[a, 1], h * s.pi[a, 2])
+    if not (fx[3] or fx[4] or fx[5]):
+        f, its, ok = solve_rotation(inertia, so3.matTvec(rot, hpi), (False, False, False),
+                                    tol, max_iter)  # fmt: skip
+        _store_mat(s.rot, a, so3.matmul(rot, so3.cay(so3.scale(2.0, f))))
+    else:
+        spatial = so3.matmulT(so3.matmul(rot, inertia), rot)
+        f, its, ok = solve_rotation(spatial, hpi, (fx[3], fx[4], fx[5]), tol, max_iter)
+        _store_mat(s.rot, a, so3.matmul(so3.cay(so3.scale(2.0, f)), rot))
+        # the reaction moment sets the fixed components: pi_bar = y(f)/h exactly
+        y = rotation_momentum(spatial, f)
+        for k in range(3):
+            s.pi[a, k] = y[k] / h
+    return its if ok else -1
+
+
+@kernel(inline="always")
+def _half_kick(fx, s, a, h):
+    """p += h/2 f, pi += h/2 tau on the free components of node a."""
+    for k in range(3):
+        if not fx[k]:
+            s.p[a, k] += 0.5 * h * s.f[a, k]
+        if not fx[3 + k]:
+            s.pi[a, k] += 0.5 * h * s.tau[a, k]
+
+
+@kernel
+def _drift_se3(m, s, tol, max_iter, lin, a, h):
+    """Half kick, Lie-algebra drift on SE(3) with the Cayley map, coadjoint transport."""
+    fx = m.fixed[a]
+    _half_kick(fx, s, a, h)
+    if fx[0] and fx[1] and fx[2] and fx[3] and fx[4] and fx[5]:
+        for k in range(3):
+            s.p[a, k] = 0.0
+            s.pi[a, k] = 0.0
+        return 0
+    constrained = fx[0] or fx[1] or fx[2] or fx[3] or fx[4] or fx[5]
+    rot = _mat_at(s.rot, a)
+    inertia = _mat_at(m.inertia, a)
+    mass = m.mass[a]
+    pbar = (s.p[a, 0], s.p[a, 1], s.p[a, 2])
+    hpi = so3.scale(h, so3.matTvec(rot, (s.pi[a, 0], s.pi[a, 1], s.pi[a, 2])))
+    hp = so3.scale(h, so3.matTvec(rot, pbar))
+    q = so3.solve3(inertia, hpi)
+    v = so3.scale(1.0 / mass, hp)
+    its = -1
+    for it in range(max_iter + 1):
+        r_w, r_v = lavi_residual(inertia, mass, q, v, hpi, hp)
+        lavi_jacobian(lin, a, inertia, mass, q, v)
+        if constrained:
+            constrain_rows(lin, a, rot, fx, q, v, r_w, r_v)
+        else:
+            for k in range(3):
+                lin[a, k, 6] = r_w[k]
+                lin[a, 3 + k, 6] = r_v[k]
+        solve_dense(lin, a, 6)
+        dq = (lin[a, 0, 6], lin[a, 1, 6], lin[a, 2, 6])
+        dv = (lin[a, 3, 6], lin[a, 4, 6], lin[a, 5, 6])
+        q = so3.sub(q, dq)
+        v = so3.sub(v, dv)
+        # quadratic convergence: an update of relative size tol leaves an error ~ tol^2
+        if so3.norm(dq) + so3.norm(dv) <= tol * (so3.norm(q) + so3.norm(v)) + 1.0e-300:
+            its = it + 1
+            break
+    if constrained:
+        r_w, r_v = lavi_residual(inertia, mass, q, v, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+        pi_new = so3.scale(1.0 / h, so3.matvec(rot, r_w))
+        pbar = so3.scale(1.0 / h, so3.matvec(rot, r_v))
+        for k in range(3):
+            s.pi[a, k] = pi_new[k]
+            s.p[a, k] = pbar[k]
+    dx = so3.matvec(rot, so3.matvec(so3.i_minus_half_hat_inv(q), v))
+    transport = so3.cross(dx, pbar)
+    for k in range(3):
+        s.x[a, k] += dx[k]
+        s.pi[a, k] -= transport[k]
+    _store_mat(s.rot, a, so3.matmul(rot, so3.cay(q)))
+    return its
+
+
+# --- the step -------------------------------------------------------------------------------
+
+
+# The serial loop inlines the SO3xR3 node drift at the IR level (about 2x faster on one core);
+# the parallel loop must not: numba's IR inlining into the prange body of _drift_parallel
+# silently dropped the position writes (numba 0.68; caught by
+# tests/test_explicit_invariants.py::test_parallel_equals_serial).
+_drift_so3 = kernel(_drift_so3_body)
+_drift_so3_inlined = kernel(inline="always")(_drift_so3_body)
+
+
+@kernel(inline="always")
+def _drift(nd, s, group, tol, max_iter, lin, a, h):
+    if group == SE3:
+        return _drift_se3(nd, s, tol, max_iter, lin, a, h)
+    return _drift_so3(nd, s, tol, max_iter, a, h)
+
+
+@kernel
+def _drift_serial(m, s, cfg, w, h):
+    nd = NodeArrays(m.mass, m.inertia, m.fixed)
+    if cfg.group == SE3:
+        for a in range(s.x.shape[0]):
+            w.iters[a] = _drift_se3(nd, s, cfg.tol, cfg.max_iter, w.lin, a, h)
+    else:
+        for a in range(s.x.shape[0]):
+            w.iters[a] = _drift_so3_inlined(nd, s, cfg.tol, cfg.max_iter, a, h)
+
+
+@kernel(parallel=True)
+def _drift_parallel(m, s, cfg, w, h):
+    # prange bodies may only capture arrays and scalars: unpack, rebuild inside
+    mass, inertia, fixed = m.mass, m.inertia, m.fixed
+    x, rot, p, pi, f, tau = s.x, s.rot, s.p, s.pi, s.f, s.tau
+    iters, lin = w.iters, w.lin
+    group, tol, max_iter = cfg.group, cfg.tol, cfg.max_iter
+    for a in prange(x.shape[0]):
+        nd = NodeArrays(mass, inertia, fixed)
+        st = StateArrays(x, rot, p, pi, f, tau)
+        iters[a] = _drift(nd, st, group, tol, max_iter, lin, a, h)
+
+
+@kernel
+def _kick(m, s, h):
+    """Second half kick of the free components."""
+    for a in range(s.x.shape[0]):
+        _half_kick(m.fixed[a], s, a, h)
+
+
+@kernel
+def compute_forces(m, s, w, t, parallel):
+    """Overwrite (f, tau) with the internal + external forces at time t.
+
+    Returns (internal energy, external potential)."""
+    s.f[:] = 0.0
+    s.tau[:] = 0.0
+    if parallel:
+        u = internal_forces_parallel(m.rods, s.x, s.rot, s.f, s.tau, w.elem)
+    else:
+        u = internal_forces(m.rods, s.x, s.rot, s.f, s.tau)
+    v = external_forces(m.loads, t, s.x, s.rot, m.rot0, m.mass, s.f, s.tau)
+    return u, v
+
+
+@kernel
+def advance(m, s, cfg, w, t0, k0, n_steps):
+    """Advance n_steps steps of size cfg.dt from step index k0 (time t0 + k0 dt would drift by
+    round-off, so times are t0 + k dt). On entry (f, tau) must hold the forces at the current
+    state. Returns (steps done, status, internal energy, external potential, max Newton
+    iterations, total Newton iterations). status: OK, NEWTON_FAILED or NOT_FINITE; on failure
+    the state is that of the failed step (the caller keeps its last good frame).
+    """
+    u = 0.0
+    v = 0.0
+    max_its = 0
+    sum_its = 0
+    coeffs = cfg.coefficients
+    for k in range(n_steps):
+        t_sub = t0 + (k0 + k) * cfg.dt
+        for c in range(coeffs.shape[0]):
+            h = coeffs[c] * cfg.dt
+            if cfg.parallel:
+                _drift_parallel(m, s, cfg, w, h)
+            else:
+                _drift_serial(m, s, cfg, w, h)
+            for a in range(w.iters.shape[0]):
+                its = w.iters[a]
+                if its < 0:
+                    return k, NEWTON_FAILED, u, v, max_its, sum_its
+                sum_its += its
+                if its > max_its:
+                    max_its = its
+            t_sub += h
+            if c == coeffs.shape[0] - 1:
+                t_sub = t0 + (k0 + k + 1) * cfg.dt  # land exactly on the grid
+            u, v = compute_forces(m, s, w, t_sub, cfg.parallel)
+            _kick(m, s, h)
+        if not math.isfinite(u):
+            return k + 1, NOT_FINITE, u, v, max_its, sum_its
+    return n_steps, OK, u, v, max_its, sum_its

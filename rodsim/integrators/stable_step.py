@@ -1,0 +1,136 @@
+"""Stable time step of the explicit scheme from element eigenvalues.
+
+Störmer–Verlet is stable for h omega_max <= 2. With lumped (diagonal) mass, the largest
+eigenvalue of the assembled system is bounded by the largest element eigenvalue (Irons'
+element eigenvalue bound), so dt_crit = 2 / max_e omega_max,e. Each element's omega_max comes
+from its 12x12 tangent stiffness at the reference state (central differences of the exact
+internal-force kernel) against its own share of the lumped mass and rotary inertia. This
+captures the axial and shear wave limits h/c, the shear–rotation cut-off sqrt(GA/rhoI) and
+bending/torsion, whichever governs (notes/seed_004 §4.10, seed_001 §6.4). Point masses only
+lower the frequencies, so the estimate stays on the safe side.
+"""
+
+import numpy as np
+
+from rodsim.integrators.explicit import COEFFICIENTS
+from rodsim.jit import kernel
+from rodsim.lie import so3
+from rodsim.model.rod import element_response
+
+
+@kernel
+def _element_gradient(x1, x2, r1, r2, h, c1, c2, g0, w0, out):
+    n, t1, t2 = element_response(x1, x2, r1, r2, h, c1, c2, g0, w0)[:3]
+    for k in range(3):
+        out[k] = -n[k]
+        out[3 + k] = -t1[k]
+        out[6 + k] = n[k]
+        out[9 + k] = -t2[k]
+
+
+@kernel
+def element_stiffness(conn, length, c1, c2, gamma0, omega0, x, rot, eps_rel, out):
+    """Tangent stiffness (E,12,12) by central differences of the exact gradient.
+
+    DOF order per element: u1, theta1, u2, theta2 (spatial rotation variations). Column j is
+    (g(q + e_j eps) - g(q - e_j eps)) / (2 eps) with eps = eps_rel * h (translations) or
+    eps_rel (rotations)."""
+    gp = np.zeros(12)
+    gm = np.zeros(12)
+    for e in range(conn.shape[0]):
+        i = conn[e, 0]
+        j = conn[e, 1]
+        h = length[e]
+        base_x = ((x[i, 0], x[i, 1], x[i, 2]), (x[j, 0], x[j, 1], x[j, 2]))
+        base_r = (
+            (rot[i, 0, 0], rot[i, 0, 1], rot[i, 0, 2], rot[i, 1, 0], rot[i, 1, 1],
+             rot[i, 1, 2], rot[i, 2, 0], rot[i, 2, 1], rot[i, 2, 2]),
+            (rot[j, 0, 0], rot[j, 0, 1], rot[j, 0, 2], rot[j, 1, 0], rot[j, 1, 1],
+             rot[j, 1, 2], rot[j, 2, 0], rot[j, 2, 1], rot[j, 2, 2]),
+        )  # fmt: skip
+        c1e = (c1[e, 0], c1[e, 1], c1[e, 2])
+        c2e = (c2[e, 0], c2[e, 1], c2[e, 2])
+        g0e = (gamma0[e, 0], gamma0[e, 1], gamma0[e, 2])
+        w0e = (omega0[e, 0], omega0[e, 1], omega0[e, 2])
+        for col in range(12):
+            node = col // 6
+            kind = (col // 3) % 2
+            comp = col % 3
+            eps = eps_rel * h if kind == 0 else eps_rel
+            for sign in (1.0, -1.0):
+                d = (sign * eps if comp == 0 else 0.0, sign * eps if comp == 1 else 0.0,
+                     sign * eps if comp == 2 else 0.0)  # fmt: skip
+                x1, x2 = base_x
+                r1, r2 = base_r
+                if kind == 0:
+                    if node == 0:
+                        x1 = so3.add(x1, d)
+                    else:
+                        x2 = so3.add(x2, d)
+                else:
+                    if node == 0:
+                        r1 = so3.matmul(so3.exp(d), r1)
+                    else:
+                        r2 = so3.matmul(so3.exp(d), r2)
+                _element_gradient(x1, x2, r1, r2, h, c1e, c2e, g0e, w0e,
+                                  gp if sign > 0.0 else gm)  # fmt: skip
+            for r in range(12):
+                out[e, r, col] = (gp[r] - gm[r]) / (2.0 * eps)
+
+
+def element_max_frequencies(model) -> np.ndarray:
+    """omega_max (E,) of every element against its own lumped share of mass and inertia."""
+    el = model.rods
+    ne = el.conn.shape[0]
+    k = np.zeros((ne, 12, 12))
+    element_stiffness(el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0, model.x0,
+                      model.rot0, 1.0e-6, k)  # fmt: skip
+    k = 0.5 * (k + k.transpose(0, 2, 1))
+    # to material rotation axes, where the element's inertia share is diagonal
+    t = np.zeros((ne, 12, 12))
+    eye = np.eye(3)
+    for node in (0, 1):
+        r = model.rot0[el.conn[:, node]]
+        t[:, 6 * node : 6 * node + 3, 6 * node : 6 * node + 3] = eye
+        t[:, 6 * node + 3 : 6 * node + 6, 6 * node + 3 : 6 * node + 6] = r
+    k = np.einsum("eji,ejk,ekl->eil", t, k, t)
+    half = 0.5 * el.length
+    diag = np.concatenate(
+        [np.repeat((half * model.rho_a)[:, None], 3, axis=1), half[:, None] * model.rho_i], axis=1
+    )
+    diag = np.concatenate([diag, diag], axis=1)
+    s = 1.0 / np.sqrt(diag)
+    a = s[:, :, None] * k * s[:, None, :]
+    lam = np.linalg.eigvalsh(a)[:, -1]
+    return np.sqrt(np.maximum(lam, 0.0))
+
+
+def composition_stability_factor(order: int) -> float:
+    """Largest h omega (per full step) for which the composed Störmer–Verlet map of the
+    harmonic oscillator stays stable, divided by 2 (1 for order 2, about 0.787 for order 4)."""
+    coeffs = COEFFICIENTS[order]
+
+    def stable(z: float) -> bool:
+        m = np.eye(2)
+        for c in coeffs:
+            y = c * z
+            m = np.array([[1 - y * y / 2, y], [-y * (1 - y * y / 4), 1 - y * y / 2]]) @ m
+        return abs(np.trace(m)) <= 2.0
+
+    zs = np.linspace(1e-6, 2.0, 4001)
+    ok = np.array([stable(z) for z in zs])
+    if ok.all():
+        return 1.0
+    lo, hi = zs[np.argmin(ok) - 1], zs[np.argmin(ok)]
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if stable(mid) else (lo, mid)
+    return lo / 2.0
+
+
+def stable_step(model, order: int = 2) -> float:
+    """Critical step of the explicit scheme for the model's reference state."""
+    omega = element_max_frequencies(model)
+    if omega.size == 0 or omega.max() <= 0.0:
+        return np.inf
+    return 2.0 / omega.max() * composition_stability_factor(order)

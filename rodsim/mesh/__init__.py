@@ -1,0 +1,1 @@
+"""Meshes: generated rod parts and meshio-readable files, node and cell sets."""

@@ -1,0 +1,150 @@
+"""External loads: nodal dead and follower forces and moments, gravity, each with a time function.
+
+A follower load rotates with its node: its current value is ``Lambda_a Lambda_a0^T F``, i.e. F
+is given in global axes at the reference state. Dead (spatially fixed) loads keep their global
+direction; dead moments are not conservative in 3D (notes/seed_004 §2.5). Only gravity has a
+potential, reported as the external energy ``-s(t) sum_a m_a g.x_a``.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from rodsim.jit import kernel
+from rodsim.model import timefunc
+from rodsim.model.timefunc import TimeFunction
+
+
+@dataclass(frozen=True)
+class NodalLoad:
+    """Force and moment (global axes, reference state) applied at each of ``nodes``."""
+
+    nodes: np.ndarray
+    force: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    moment: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    follower: bool = False
+    time: TimeFunction = timefunc.constant(1.0)
+
+
+@dataclass(frozen=True)
+class Gravity:
+    """Uniform acceleration g (global axes) acting on all lumped masses."""
+
+    g: tuple[float, float, float]
+    time: TimeFunction = timefunc.constant(1.0)
+
+
+class LoadArrays(NamedTuple):
+    """Packed loads for the kernels. K load entries (one per loaded node and load):
+    node (K,) int64, force/moment (K,3), follower (K,) int64, tf (K,) int64 index into the
+    packed time functions; gravity (3,) and gravity_tf (1,) int64; tf_* the packed functions."""
+
+    node: np.ndarray
+    force: np.ndarray
+    moment: np.ndarray
+    follower: np.ndarray
+    tf: np.ndarray
+    gravity: np.ndarray
+    gravity_tf: np.ndarray
+    tf_kinds: np.ndarray
+    tf_params: np.ndarray
+    tf_tables: np.ndarray
+    tf_offsets: np.ndarray
+
+
+def pack_loads(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = ()) -> LoadArrays:
+    """Flatten load specifications into LoadArrays (several gravity entries add up; they must
+    then share one time function, otherwise a ValueError is raised)."""
+    functions: list[TimeFunction] = [timefunc.constant(1.0)]
+    node, force, moment, follower, tf = [], [], [], [], []
+    for load in loads:
+        functions.append(load.time)
+        k = len(functions) - 1
+        for a in np.asarray(load.nodes, dtype=np.int64).ravel():
+            node.append(a)
+            force.append(load.force)
+            moment.append(load.moment)
+            follower.append(int(load.follower))
+            tf.append(k)
+    g = np.zeros(3)
+    g_tf = 0
+    for grav in gravity:
+        if g_tf and grav.time != functions[g_tf]:
+            raise ValueError("several gravity loads must share one time function")
+        g += np.asarray(grav.g, dtype=float)
+        functions.append(grav.time)
+        g_tf = len(functions) - 1
+    kinds, params, tables, offsets = timefunc.pack(functions)
+    k = len(node)
+    return LoadArrays(
+        node=np.asarray(node, dtype=np.int64).reshape(k),
+        force=np.asarray(force, dtype=np.float64).reshape(k, 3),
+        moment=np.asarray(moment, dtype=np.float64).reshape(k, 3),
+        follower=np.asarray(follower, dtype=np.int64).reshape(k),
+        tf=np.asarray(tf, dtype=np.int64).reshape(k),
+        gravity=g,
+        gravity_tf=np.array([g_tf], dtype=np.int64),
+        tf_kinds=kinds,
+        tf_params=params,
+        tf_tables=tables,
+        tf_offsets=offsets,
+    )
+
+
+def no_loads() -> LoadArrays:
+    """An empty load set."""
+    return pack_loads(())
+
+
+@kernel
+def _multiplier(ld, i, t):
+    return timefunc.evaluate_packed(ld.tf_kinds, ld.tf_params, ld.tf_tables, ld.tf_offsets, i, t)
+
+
+@kernel
+def external_forces(ld, t, x, rot, rot0, mass, f, tau):
+    """Add the external nodal forces and moments at time t to f, tau (N,3), in place.
+
+    x (N,3), rot and rot0 (N,3,3) current and reference rotations (follower loads), mass (N,).
+    Returns the potential energy of the conservative part (gravity).
+    """
+    for k in range(ld.node.shape[0]):
+        s = _multiplier(ld, ld.tf[k], t)
+        if s == 0.0:
+            continue
+        a = ld.node[k]
+        if ld.follower[k]:
+            for i in range(3):
+                fi = 0.0
+                mi = 0.0
+                for j in range(3):
+                    q = 0.0
+                    for c in range(3):
+                        q += rot[a, i, c] * rot0[a, j, c]
+                    fi += q * ld.force[k, j]
+                    mi += q * ld.moment[k, j]
+                f[a, i] += s * fi
+                tau[a, i] += s * mi
+        else:
+            for i in range(3):
+                f[a, i] += s * ld.force[k, i]
+                tau[a, i] += s * ld.moment[k, i]
+    g = ld.gravity
+    if g[0] == 0.0 and g[1] == 0.0 and g[2] == 0.0:
+        return 0.0
+    s = _multiplier(ld, ld.gravity_tf[0], t)
+    potential = 0.0
+    for a in range(x.shape[0]):
+        m = s * mass[a]
+        for i in range(3):
+            f[a, i] += m * g[i]
+            potential -= m * g[i] * x[a, i]
+    return potential
+
+
+def load_kinks(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = ()) -> np.ndarray:
+    """Sorted times where some load history is not smooth (to place time steps on)."""
+    times = [timefunc.kinks(item.time) for item in (*loads, *gravity)]
+    return np.unique(np.concatenate(times)) if times else np.zeros(0)

@@ -1,0 +1,274 @@
+"""Two-node geometrically exact (Simo–Reissner) rod element and its assembly kernels.
+
+Element (notes/seed_004 §3.7, DESIGN.md §2): geodesic (objective) rotation interpolation
+``Lambda_h(s) = Lambda_1 exp(s/h hat psi)``, ``psi = log(Lambda_1^T Lambda_2)``, linear
+positions, one-point Gauss quadrature at the midpoint where ``Lambda_m = Lambda_1 exp(psi/2)``:
+
+    Omega = psi/h - Omega0,   Gamma = Lambda_m^T (x2 - x1)/h - E1 - Gamma0,
+    U_e = h (1/2 Gamma.C1 Gamma + 1/2 Omega.C2 Omega).
+
+Nodal forces and moments are the EXACT negative gradient of U_e with respect to the positions
+and the spatial rotation variations ``delta Lambda_a = hat(theta_a) Lambda_a`` (not the
+approximate Simo–Vu-Quoc formula (52c) of seed 004, which breaks the O(dt^2) energy bound):
+
+    f1 = n, f2 = -n,  n = Lambda_m C1 Gamma,
+    tau2 = Lambda_1 jl^{-T}(psi) (1/2 jl^T(psi/2) Lambda_1^T (d x n) - C2 Omega),
+    tau1 = d x n - tau2.
+
+Sum f = 0 and sum (tau + x x f) = 0 hold identically, which is what makes the integrators
+conserve linear and angular momentum to round-off.
+
+Arrays: N nodes, E elements. ``x`` (N,3) positions, ``rot`` (N,3,3) nodal rotations (columns
+are the directors d1, d2, d3), ``conn`` (E,2) int64, element data (E,) or (E,3) float64.
+Units are the user's consistent units; energies are force x length.
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import prange
+
+from rodsim.jit import kernel
+from rodsim.lie import so3
+
+_SMALL = 1.0e-3
+
+
+class RodElements(NamedTuple):
+    """Element data consumed by the kernels (immutable; numba reads it as a named tuple).
+
+    conn (E,2) int64 node indices; length (E,) reference lengths h; c1 (E,3) = (EA, GA2, GA3);
+    c2 (E,3) = (GJ, EI2, EI3); gamma0, omega0 (E,3) reference strains (section frame);
+    node_ptr (N+1,) and node_slots (2E,) int64: CSR map node -> element ends, a slot being
+    2*e + side (side 0 = first node of e), used by the parallel gather.
+    """
+
+    conn: np.ndarray
+    length: np.ndarray
+    c1: np.ndarray
+    c2: np.ndarray
+    gamma0: np.ndarray
+    omega0: np.ndarray
+    node_ptr: np.ndarray
+    node_slots: np.ndarray
+
+
+@kernel(inline="always")
+def _load_mat(rot, a):
+    r = rot[a]
+    return (r[0, 0], r[0, 1], r[0, 2], r[1, 0], r[1, 1], r[1, 2], r[2, 0], r[2, 1], r[2, 2])
+
+
+@kernel(inline="always")
+def _load_vec(arr, a):
+    return (arr[a, 0], arr[a, 1], arr[a, 2])
+
+
+@kernel(inline="always")
+def relative_rotation(r1, r2):
+    """Half-angle data of F = r1^T r2 for the geodesic interpolation.
+
+    Returns (psi, half, w, s, q): psi = log F (3-tuple), half = |psi|/2, w = cos(half) and
+    s = sin(half), q the vector part of the unit quaternion of F (Spurrier, w >= 0), so every
+    trigonometric coefficient of the element follows without another sin/cos.
+    """
+    w, qx, qy, qz = so3.quat_from_matrix(so3.matTmul(r1, r2))
+    s = math.sqrt(qx * qx + qy * qy + qz * qz)
+    half = math.atan2(s, w)
+    if s < 1.0e-7:
+        f = 2.0 / w * (1.0 - s * s / (3.0 * w * w))
+    else:
+        f = 2.0 * half / s
+    return (f * qx, f * qy, f * qz), half, w, s, (qx, qy, qz)
+
+
+@kernel
+def element_response(x1, x2, r1, r2, h, c1, c2, g0, w0):
+    """Strains, resultants, energy and exact nodal forces/moments of one element.
+
+    Inputs are tuples: x1, x2 positions (3,), r1, r2 row-major rotations (9,), c1, c2, g0, w0
+    (3,), h the reference length. Returns
+    (f1, tau1, tau2, energy, gamma, omega, n_mat, m_mat, lam_m) with f2 = -f1; gamma, omega are
+    Gamma - Gamma0 and Omega - Omega0; n_mat = C1 gamma, m_mat = C2 omega (section frame);
+    lam_m the midpoint section frame. Source: notes/seed_004 §3.7 (exact gradient).
+    """
+    psi, half, w, s, qv = relative_rotation(r1, r2)
+    # exp(psi/2) from the quaternion of F: I + hat q + hat q^2 / (1 + w)
+    k = 1.0 / (1.0 + w)
+    qx, qy, qz = qv
+    e_half = (
+        1.0 - k * (qy * qy + qz * qz), k * qx * qy - qz, k * qx * qz + qy,
+        k * qx * qy + qz, 1.0 - k * (qx * qx + qz * qz), k * qy * qz - qx,
+        k * qx * qz - qy, k * qy * qz + qx, 1.0 - k * (qx * qx + qy * qy),
+    )  # fmt: skip
+    lam_m = so3.matmul(r1, e_half)
+    d = so3.sub(x2, x1)
+    inv_h = 1.0 / h
+    ld = so3.matTvec(lam_m, d)
+    gamma = (ld[0] * inv_h - 1.0 - g0[0], ld[1] * inv_h - g0[1], ld[2] * inv_h - g0[2])
+    omega = (psi[0] * inv_h - w0[0], psi[1] * inv_h - w0[1], psi[2] * inv_h - w0[2])
+    n_mat = (c1[0] * gamma[0], c1[1] * gamma[1], c1[2] * gamma[2])
+    m_mat = (c2[0] * omega[0], c2[1] * omega[1], c2[2] * omega[2])
+    energy = 0.5 * h * (so3.dot(gamma, n_mat) + so3.dot(omega, m_mat))
+    n = so3.matvec(lam_m, n_mat)
+    dn = so3.cross(d, n)
+    # jl(psi/2)^T = jl(-psi/2): coefficients (1 - cos t)/t^2, (t - sin t)/t^3 at t = half
+    # jl(psi)^{-T} = jl_inv(-psi): coefficient (1 - half cot half)/(2 half)^2
+    if half < _SMALL:
+        h2 = half * half
+        b = 0.5 - h2 / 24.0 + h2 * h2 / 720.0
+        c = 1.0 / 6.0 - h2 / 120.0 + h2 * h2 / 5040.0
+        t2 = 4.0 * h2
+        e = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0
+    else:
+        h2 = half * half
+        b = (1.0 - w) / h2
+        c = (half - s) / (h2 * half)
+        e = (1.0 - half * w / s) / (4.0 * h2)
+    v = (0.5 * psi[0], 0.5 * psi[1], 0.5 * psi[2])
+    a = so3.matTvec(r1, dn)
+    va = so3.cross(v, a)
+    vva = so3.cross(v, va)
+    u = (
+        0.5 * (a[0] - b * va[0] + c * vva[0]) - m_mat[0],
+        0.5 * (a[1] - b * va[1] + c * vva[1]) - m_mat[1],
+        0.5 * (a[2] - b * va[2] + c * vva[2]) - m_mat[2],
+    )
+    pu = so3.cross(psi, u)
+    ppu = so3.cross(psi, pu)
+    z = (
+        u[0] + 0.5 * pu[0] + e * ppu[0],
+        u[1] + 0.5 * pu[1] + e * ppu[1],
+        u[2] + 0.5 * pu[2] + e * ppu[2],
+    )
+    tau2 = so3.matvec(r1, z)
+    tau1 = so3.sub(dn, tau2)
+    return n, tau1, tau2, energy, gamma, omega, n_mat, m_mat, lam_m
+
+
+@kernel(inline="always")
+def _element_at(conn, length, c1, c2, gamma0, omega0, e, x, rot):
+    i = conn[e, 0]
+    j = conn[e, 1]
+    return element_response(
+        _load_vec(x, i), _load_vec(x, j), _load_mat(rot, i), _load_mat(rot, j), length[e],
+        _load_vec(c1, e), _load_vec(c2, e), _load_vec(gamma0, e), _load_vec(omega0, e),
+    )  # fmt: skip
+
+
+@kernel
+def internal_forces(el, x, rot, f, tau):
+    """Add the internal nodal forces and moments of every element to f, tau (N,3), in place.
+
+    Returns the internal energy. Serial scatter; see internal_forces_parallel.
+    """
+    energy = 0.0
+    for e in range(el.conn.shape[0]):
+        n, t1, t2, u = _element_at(el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0, e,
+                                   x, rot)[:4]  # fmt: skip
+        i = el.conn[e, 0]
+        j = el.conn[e, 1]
+        for k in range(3):
+            f[i, k] += n[k]
+            f[j, k] -= n[k]
+            tau[i, k] += t1[k]
+            tau[j, k] += t2[k]
+        energy += u
+    return energy
+
+
+@kernel(parallel=True)
+def internal_forces_parallel(el, x, rot, f, tau, work):
+    """Parallel version of internal_forces: elements in parallel into ``work`` (E,2,6), then a
+    race-free gather per node through the CSR map. Returns the internal energy."""
+    # prange bodies may only capture arrays and scalars, not the named tuple
+    conn, length, c1, c2, gamma0, omega0 = el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0
+    node_ptr, node_slots = el.node_ptr, el.node_slots
+    energy = 0.0
+    for e in prange(conn.shape[0]):
+        n, t1, t2, u = _element_at(conn, length, c1, c2, gamma0, omega0, e, x, rot)[:4]
+        for k in range(3):
+            work[e, 0, k] = n[k]
+            work[e, 1, k] = -n[k]
+            work[e, 0, 3 + k] = t1[k]
+            work[e, 1, 3 + k] = t2[k]
+        energy += u
+    for a in prange(x.shape[0]):
+        for q in range(node_ptr[a], node_ptr[a + 1]):
+            slot = node_slots[q]
+            e = slot // 2
+            side = slot - 2 * e
+            for k in range(3):
+                f[a, k] += work[e, side, k]
+                tau[a, k] += work[e, side, 3 + k]
+    return energy
+
+
+@kernel
+def element_fields(el, x, rot, gamma, omega, n_mat, m_mat):
+    """Fill the per-element output fields (E,3) (section frame) and return the energy."""
+    energy = 0.0
+    for e in range(el.conn.shape[0]):
+        out = _element_at(el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0, e, x, rot)
+        energy += out[3]
+        for k in range(3):
+            gamma[e, k] = out[4][k]
+            omega[e, k] = out[5][k]
+            n_mat[e, k] = out[6][k]
+            m_mat[e, k] = out[7][k]
+    return energy
+
+
+@kernel
+def reference_strains(conn, length, x, rot, gamma0, omega0):
+    """Strains of the reference geometry, so that it is stress-free (DESIGN.md §2).
+
+    Omega0 = log(Lambda_1^T Lambda_2)/h, Gamma0 = Lambda_m^T (x2 - x1)/h - E1; written into
+    gamma0, omega0 (E,3).
+    """
+    zero = (0.0, 0.0, 0.0)
+    for e in range(conn.shape[0]):
+        i = conn[e, 0]
+        j = conn[e, 1]
+        out = element_response(
+            _load_vec(x, i), _load_vec(x, j), _load_mat(rot, i), _load_mat(rot, j), length[e],
+            zero, zero, zero, zero,
+        )  # fmt: skip
+        for k in range(3):
+            gamma0[e, k] = out[4][k]
+            omega0[e, k] = out[5][k]
+
+
+def node_element_map(conn: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR map node -> element ends (slot 2*e + side), for race-free parallel assembly."""
+    slots = np.arange(2 * conn.shape[0], dtype=np.int64)
+    nodes = conn.reshape(-1)
+    order = np.argsort(nodes, kind="stable")
+    counts = np.bincount(nodes, minlength=n_nodes)
+    ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr, slots[order].astype(np.int64)
+
+
+def make_elements(conn, x0, rot0, c1, c2) -> RodElements:
+    """Element data from the reference geometry: lengths and stress-free reference strains.
+
+    conn (E,2), x0 (N,3), rot0 (N,3,3), c1, c2 (E,3) or (3,). Raises ValueError for a
+    zero-length element (the case layer reports it with its key path).
+    """
+    conn = np.ascontiguousarray(conn, dtype=np.int64)
+    x0 = np.ascontiguousarray(x0, dtype=np.float64)
+    rot0 = np.ascontiguousarray(rot0, dtype=np.float64)
+    ne = conn.shape[0]
+    length = np.linalg.norm(x0[conn[:, 1]] - x0[conn[:, 0]], axis=1)
+    if ne and not np.all(length > 0.0):
+        bad = int(np.flatnonzero(~(length > 0.0))[0])
+        raise ValueError(f"element {bad} has zero length")
+    c1 = np.array(np.broadcast_to(c1, (ne, 3)), dtype=np.float64)  # writable copies
+    c2 = np.array(np.broadcast_to(c2, (ne, 3)), dtype=np.float64)
+    gamma0 = np.zeros((ne, 3))
+    omega0 = np.zeros((ne, 3))
+    reference_strains(conn, length, x0, rot0, gamma0, omega0)
+    ptr, slots = node_element_map(conn, x0.shape[0])
+    return RodElements(conn, length, c1, c2, gamma0, omega0, ptr, slots)

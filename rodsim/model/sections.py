@@ -1,0 +1,364 @@
+"""Rod cross-sections: resultant stiffnesses and inertias per unit length.
+
+Conventions (DESIGN.md §2): the section frame is (d1, d2, d3) with d1 the rod tangent and d2, d3
+principal axes of the section; section coordinates are (x2, x3) along (d2, d3). The stored energy
+per length is 1/2 Gamma.C1 Gamma + 1/2 Omega.C2 Omega with C1 = diag(EA, GA2, GA3) and
+C2 = diag(GJ, EI2, EI3); EI2 is the bending stiffness about d2 (I2 = int x3^2 dA), EI3 about d3
+(I3 = int x2^2 dA). The material rotational inertia per length is diag(rhoJ, rhoI2, rhoI3).
+
+Units are the user's own but consistent: with force F, length L and mass M, EA and GA are in F,
+EI and GJ in F L^2, rhoA in M / L and rhoI, rhoJ in M L.
+
+Errors are CaseError with a key relative to the section's dict in the case file (``"EA"``,
+``"GA[1]"``, ``"material.nu"``, ``"shape.tube"``); the case loader prefixes the section's path.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from rodsim.errors import CaseError
+
+# sum_{n odd} 1/n^5 = (1 - 2^-5) zeta(5); zeta(5) to double precision.
+_ODD_INVERSE_FIFTH_POWERS = (31.0 / 32.0) * 1.0369277551433699263
+
+_RESULTANT_KEYS = ("EA", "GA", "GJ", "EI", "rhoA", "rhoI")
+_RESULTANT_OPTIONAL = ("rhoJ",)
+_MATERIAL_KEYS = ("material", "shape")
+_MATERIAL_OPTIONAL = ("shear_factor",)
+_SHAPES = ("rectangle", "circle", "tube")
+
+
+@dataclass(frozen=True)
+class RodSection:
+    """Resultant section properties of a rod, per unit length, in the section frame.
+
+    EA, GA2, GA3: axial and shear stiffnesses (force); GA includes the shear correction factor.
+    GJ: torsional stiffness (force x length^2), J the St-Venant torsion constant.
+    EI2, EI3: bending stiffnesses about d2 and d3 (force x length^2).
+    rhoA: mass per length. rhoI2 = rho int x3^2 dA, rhoI3 = rho int x2^2 dA: rotary inertias
+    about d2 and d3 per length. rhoJ: polar mass moment per length (rotational inertia about
+    d1); defaults to rhoI2 + rhoI3 (perpendicular-axis theorem).
+
+    Every value must be finite and positive: an explicit Lie-group integrator divides by the
+    rotary inertias, so a massless rotation is not representable.
+    """
+
+    EA: float
+    GA2: float
+    GA3: float
+    GJ: float
+    EI2: float
+    EI3: float
+    rhoA: float
+    rhoI2: float
+    rhoI3: float
+    rhoJ: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.rhoJ is None:
+            # Fill the default first so the loop below validates it like any other field;
+            # the sum is only meaningful once both summands are known to be numbers.
+            i2 = _positive(self.rhoI2, "rhoI2")
+            i3 = _positive(self.rhoI3, "rhoI3")
+            object.__setattr__(self, "rhoJ", i2 + i3)
+        for f in fields(self):
+            object.__setattr__(self, f.name, _positive(getattr(self, f.name), f.name))
+
+    @property
+    def C1(self) -> np.ndarray:  # noqa: N802
+        """(3,) float64: diag(EA, GA2, GA3), the translational (force) stiffness."""
+        return np.array([self.EA, self.GA2, self.GA3], dtype=np.float64)
+
+    @property
+    def C2(self) -> np.ndarray:  # noqa: N802
+        """(3,) float64: diag(GJ, EI2, EI3), the rotational (moment) stiffness."""
+        return np.array([self.GJ, self.EI2, self.EI3], dtype=np.float64)
+
+    @property
+    def inertia(self) -> np.ndarray:
+        """(3, 3) float64: diag(rhoJ, rhoI2, rhoI3), material rotational inertia per length."""
+        return np.diag(np.array([self.rhoJ, self.rhoI2, self.rhoI3], dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class ShapeProperties:
+    """Geometric properties of a cross-section shape (lengths in the user's unit L).
+
+    kind: "rectangle", "circle" or "tube". area: A (L^2). I2 = int x3^2 dA and I3 = int x2^2 dA
+    (L^4), second moments about d2 and d3. J: St-Venant torsion constant (L^4). m: inner/outer
+    radius ratio of a tube (0 otherwise), used by Cowper's shear factor.
+    """
+
+    kind: str
+    area: float
+    I2: float
+    I3: float
+    J: float
+    m: float = 0.0
+
+
+# --- constructors -----------------------------------------------------------------------------
+
+
+def section_from_resultants(EA, GA, GJ, EI, rhoA, rhoI, rhoJ=None) -> RodSection:  # noqa: N803
+    """Section from resultant properties, as in the resultant form of a case file.
+
+    GA = (GA2, GA3), EI = (EI2, EI3), rhoI = (rhoI2, rhoI3) are pairs; rhoJ defaults to
+    rhoI2 + rhoI3. Units: see the module docstring.
+    """
+    ga2, ga3 = _positive_pair(GA, "GA")
+    ei2, ei3 = _positive_pair(EI, "EI")
+    ri2, ri3 = _positive_pair(rhoI, "rhoI")
+    return RodSection(
+        EA=_positive(EA, "EA"),
+        GA2=ga2,
+        GA3=ga3,
+        GJ=_positive(GJ, "GJ"),
+        EI2=ei2,
+        EI3=ei3,
+        rhoA=_positive(rhoA, "rhoA"),
+        rhoI2=ri2,
+        rhoI3=ri3,
+        rhoJ=None if rhoJ is None else _positive(rhoJ, "rhoJ"),
+    )
+
+
+def section_from_material(E, nu, rho, shape, shear_factor=None) -> RodSection:  # noqa: N803
+    """Section of a homogeneous, isotropic, linear-elastic material and a solid shape.
+
+    E: Young's modulus (force / L^2); nu: Poisson's ratio in (-1, 0.5]; rho: density (M / L^3);
+    G = E / (2 (1 + nu)). shape: a dict with exactly one of ``rectangle: [width, height]``
+    (width along d2, height along d3), ``circle: r`` or ``tube: [ro, ri]`` (0 <= ri < ro); see
+    :func:`shape_properties`. shear_factor: k in (0, 1]; default Cowper's value for the shape
+    (:func:`cowper_shear_factor`).
+
+    Returns EA = E A, GA2 = GA3 = k G A, GJ = G J (St-Venant), EI2 = E I2, EI3 = E I3,
+    rhoA = rho A, rhoI2 = rho I2, rhoI3 = rho I3, rhoJ = rho (I2 + I3) (polar: the rotational
+    inertia of the section about d1, which differs from rho J for non-circular sections).
+    """
+    e = _positive(E, "material.E")
+    poisson = _number(nu, "material.nu")
+    if not -1.0 < poisson <= 0.5:
+        raise CaseError(f"Poisson's ratio must be in (-1, 0.5], got {poisson}", key="material.nu")
+    density = _positive(rho, "material.rho")
+    props = shape_properties(shape)
+    if shear_factor is None:
+        k = cowper_shear_factor(props.kind, poisson, props.m)
+    else:
+        k = _number(shear_factor, "shear_factor")
+        if not 0.0 < k <= 1.0:
+            raise CaseError(f"shear_factor must be in (0, 1], got {k}", key="shear_factor")
+    g = e / (2.0 * (1.0 + poisson))
+    return RodSection(
+        EA=e * props.area,
+        GA2=k * g * props.area,
+        GA3=k * g * props.area,
+        GJ=g * props.J,
+        EI2=e * props.I2,
+        EI3=e * props.I3,
+        rhoA=density * props.area,
+        rhoI2=density * props.I2,
+        rhoI3=density * props.I3,
+        rhoJ=density * (props.I2 + props.I3),
+    )
+
+
+def section_from_spec(spec: Mapping) -> RodSection:
+    """Section from its case-file dict (INTERFACE.md, ``sections:``, ``type: rod``).
+
+    Exactly one of two forms, besides ``type: rod``:
+    resultants ``EA, GA, GJ, EI, rhoA, rhoI`` (+ optional ``rhoJ``), or
+    material ``material: {E, nu, rho}, shape`` (+ optional ``shear_factor``).
+    Raises CaseError with the offending key for missing or unknown keys, mixed forms, wrong list
+    lengths, non-numbers (bool included), NaN/inf and out-of-range values.
+    """
+    if not isinstance(spec, Mapping):
+        raise CaseError(f"a rod section must be a mapping, got {_kind(spec)}")
+    if "type" not in spec:
+        raise CaseError("missing key 'type' (expected type: rod)", key="type")
+    if spec["type"] != "rod":
+        raise CaseError(f"expected type: rod, got {spec['type']!r}", key="type")
+    resultant = _RESULTANT_KEYS + _RESULTANT_OPTIONAL
+    material = _MATERIAL_KEYS + _MATERIAL_OPTIONAL
+    for key in spec:
+        if key != "type" and key not in resultant and key not in material:
+            raise CaseError(
+                f"unknown key {key!r}; a rod section has either {', '.join(resultant)} "
+                f"or {', '.join(material)}",
+                key=str(key),
+            )
+    given_resultant = [k for k in resultant if k in spec]
+    given_material = [k for k in material if k in spec]
+    if given_resultant and given_material:
+        raise CaseError(
+            f"mixes the resultant form ({', '.join(given_resultant)}) with the material form "
+            f"({', '.join(given_material)}); use one",
+            key=given_material[0],
+        )
+    if given_material:
+        _require(spec, _MATERIAL_KEYS)
+        mat = _material_spec(spec["material"])
+        return section_from_material(
+            mat["E"], mat["nu"], mat["rho"], spec["shape"], spec.get("shear_factor")
+        )
+    if not given_resultant:
+        raise CaseError(
+            f"a rod section needs either {', '.join(_RESULTANT_KEYS)} or "
+            f"{', '.join(_MATERIAL_KEYS)}"
+        )
+    _require(spec, _RESULTANT_KEYS)
+    return section_from_resultants(**{k: spec[k] for k in given_resultant})
+
+
+# --- shape geometry ---------------------------------------------------------------------------
+
+
+def shape_properties(shape: Mapping) -> ShapeProperties:
+    """Area, second moments and torsion constant of ``{rectangle: [w, h]}``, ``{circle: r}`` or
+    ``{tube: [ro, ri]}`` (lengths L; w along d2, h along d3).
+
+    rectangle: A = w h, I2 = w h^3 / 12, I3 = h w^3 / 12, J from :func:`rectangle_torsion_constant`.
+    circle: A = pi r^2, I2 = I3 = pi r^4 / 4, J = pi r^4 / 2.
+    tube: A = pi (ro^2 - ri^2), I2 = I3 = pi (ro^4 - ri^4) / 4, J = pi (ro^4 - ri^4) / 2.
+    """
+    if not isinstance(shape, Mapping):
+        raise CaseError(
+            f"expected a mapping with one of {', '.join(_SHAPES)}, got {_kind(shape)}", key="shape"
+        )
+    for key in shape:
+        if key not in _SHAPES:
+            raise CaseError(
+                f"unknown shape {key!r}; expected one of {', '.join(_SHAPES)}", key=f"shape.{key}"
+            )
+    if len(shape) != 1:
+        raise CaseError(
+            f"expected exactly one of {', '.join(_SHAPES)}, got {len(shape)}", key="shape"
+        )
+    ((kind, dims),) = shape.items()
+    if kind == "rectangle":
+        w, h = _positive_pair(dims, "shape.rectangle")
+        return ShapeProperties(
+            kind, w * h, w * h**3 / 12.0, h * w**3 / 12.0, rectangle_torsion_constant(w, h)
+        )
+    if kind == "circle":
+        r = _positive(dims, "shape.circle")
+        i = math.pi * r**4 / 4.0
+        return ShapeProperties(kind, math.pi * r**2, i, i, 2.0 * i)
+    ro, ri = _pair(dims, "shape.tube")
+    if ro <= 0.0:
+        raise CaseError(f"outer radius must be > 0, got {ro}", key="shape.tube[0]")
+    if not 0.0 <= ri < ro:
+        raise CaseError(
+            f"inner radius must satisfy 0 <= ri < ro, got ro={ro}, ri={ri}", key="shape.tube"
+        )
+    i = math.pi * (ro**4 - ri**4) / 4.0
+    return ShapeProperties(kind, math.pi * (ro**2 - ri**2), i, i, 2.0 * i, ri / ro)
+
+
+def rectangle_torsion_constant(width: float, height: float) -> float:
+    """St-Venant torsion constant J = beta a b^3 of a solid rectangle (L^4).
+
+    a = long side, b = short side, and the exact Fourier-series solution of the Prandtl stress
+    function problem (Timoshenko & Goodier, Theory of Elasticity, 3rd ed., ch. 10, torsion of
+    rectangular bars; also Roark's Formulas for Stress and Strain, table 10.7):
+
+        beta = 1/3 (1 - 192/pi^5 (b/a) sum_{n odd} tanh(n pi a / (2 b)) / n^5).
+
+    beta = 0.1406 for a square, -> 1/3 for a thin strip. The series is summed to double
+    precision: tanh = 1 - (1 - tanh) splits it into the closed form sum 1/n^5 = 31/32 zeta(5)
+    and a remainder that decays like exp(-n pi a / b), a handful of terms.
+    """
+    a, b = max(width, height), min(width, height)
+    ratio = a / b
+    remainder = 0.0
+    n = 1
+    while True:
+        # 1 - tanh(x) = 2 e^{-2x} / (1 + e^{-2x}), written to avoid cancellation and overflow
+        e = math.exp(-n * math.pi * ratio)
+        term = 2.0 * e / (1.0 + e) / n**5
+        remainder += term
+        if term < 1.0e-18:
+            break
+        n += 2
+    series = _ODD_INVERSE_FIFTH_POWERS - remainder
+    beta = (1.0 - 192.0 / math.pi**5 / ratio * series) / 3.0
+    return beta * a * b**3
+
+
+def cowper_shear_factor(kind: str, nu: float, m: float = 0.0) -> float:
+    """Cowper's shear correction factor k (GA = k G A) for a shape kind and Poisson's ratio nu.
+
+    Cowper, The shear coefficient in Timoshenko's beam theory, J. Appl. Mech. 33 (1966) 335-340:
+    rectangle 10 (1 + nu) / (12 + 11 nu); circle 6 (1 + nu) / (7 + 6 nu); thick tube with
+    m = ri / ro: 6 (1 + nu) (1 + m^2)^2 / ((7 + 6 nu) (1 + m^2)^2 + (20 + 12 nu) m^2), which is
+    the circle at m = 0 and the thin tube 2 (1 + nu) / (4 + 3 nu) at m -> 1.
+    """
+    if kind == "rectangle":
+        return 10.0 * (1.0 + nu) / (12.0 + 11.0 * nu)
+    if kind == "circle":
+        return 6.0 * (1.0 + nu) / (7.0 + 6.0 * nu)
+    if kind == "tube":
+        q = (1.0 + m * m) ** 2
+        return 6.0 * (1.0 + nu) * q / ((7.0 + 6.0 * nu) * q + (20.0 + 12.0 * nu) * m * m)
+    raise ValueError(f"no Cowper shear factor for shape {kind!r}")
+
+
+# --- strict value checks ----------------------------------------------------------------------
+
+
+def _kind(value) -> str:
+    return type(value).__name__
+
+
+def _number(value, key: str) -> float:
+    """A finite real number; bool is rejected although it is an int subclass."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise CaseError(f"expected a number, got {value!r} ({_kind(value)})", key=key)
+    x = float(value)
+    if not math.isfinite(x):
+        raise CaseError(f"expected a finite number, got {x}", key=key)
+    return x
+
+
+def _positive(value, key: str) -> float:
+    x = _number(value, key)
+    if x <= 0.0:
+        raise CaseError(f"must be > 0, got {x}", key=key)
+    return x
+
+
+def _pair(value, key: str) -> tuple[float, float]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise CaseError(f"expected a list of 2 numbers, got {value!r}", key=key)
+    if len(value) != 2:
+        raise CaseError(f"expected a list of 2 numbers, got {len(value)}", key=key)
+    return _number(value[0], f"{key}[0]"), _number(value[1], f"{key}[1]")
+
+
+def _positive_pair(value, key: str) -> tuple[float, float]:
+    x, y = _pair(value, key)
+    return _positive(x, f"{key}[0]"), _positive(y, f"{key}[1]")
+
+
+def _require(spec: Mapping, keys: Sequence[str]) -> None:
+    for key in keys:
+        if key not in spec:
+            raise CaseError(f"missing key {key!r}", key=key)
+
+
+def _material_spec(material) -> dict:
+    if not isinstance(material, Mapping):
+        raise CaseError(f"expected a mapping {{E, nu, rho}}, got {_kind(material)}", key="material")
+    for key in material:
+        if key not in ("E", "nu", "rho"):
+            raise CaseError(f"unknown key {key!r}; expected E, nu, rho", key=f"material.{key}")
+    for key in ("E", "nu", "rho"):
+        if key not in material:
+            raise CaseError(f"missing key {key!r}", key=f"material.{key}")
+    return dict(material)
