@@ -304,7 +304,7 @@ def _drift_se3(m, s, tol, max_iter, lin, a, h):
 
 # The serial loop inlines the SO3xR3 node drift at the IR level (about 2x faster on one core);
 # the parallel loop must not: numba's IR inlining into the prange body of _drift_parallel
-# silently dropped the position writes (numba 0.68; caught by
+# silently dropped state writes (positions or momenta; numba 0.68; caught by
 # tests/test_explicit_invariants.py::test_parallel_equals_serial).
 _drift_so3 = kernel(_drift_so3_body)
 _drift_so3_inlined = kernel(inline="always")(_drift_so3_body)
