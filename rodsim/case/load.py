@@ -1,0 +1,216 @@
+"""Reading a case file: safe YAML, ``--set`` overrides, schema validation.
+
+The YAML loader is PyYAML's SafeLoader with two changes users expect: numbers such as ``1e4``
+and ``1.0e-3`` are floats (YAML 1.2; PyYAML's 1.1 rules read them as strings), and a key given
+twice in one mapping is an error instead of silently keeping the last value.
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from rodsim.case import v1
+from rodsim.case.schema import render, show
+from rodsim.errors import CaseError
+
+_FLOAT = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 floats and duplicate-key detection."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: [r for r in v if r[0] != "tag:yaml.org,2002:float"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
+
+
+def _key(loader: _Loader, key_node: yaml.Node) -> str:
+    key = loader.construct_object(key_node, deep=True)
+    if not isinstance(key, str):
+        raise yaml.constructor.ConstructorError(
+            None, None, f"keys must be names, found {key!r}", key_node.start_mark
+        )
+    return key
+
+
+def _mapping(loader: _Loader, node: yaml.MappingNode):
+    # Duplicates are looked for before merging: keys merged in with `<<: *anchor` may be
+    # overridden by the mapping's own keys (YAML merge semantics), which is not a duplicate.
+    first = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = _key(loader, key_node)
+        if key in first:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} appears twice in one mapping (first on line "
+                f"{first[key].line + 1})", key_node.start_mark
+            )
+        first[key] = key_node.start_mark
+    loader.flatten_mapping(node)  # merged keys first, so the mapping's own keys win below
+    return {_key(loader, k): loader.construct_object(v, deep=True) for k, v in node.value}
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+def parse_yaml(text: str, file: str | None = None):
+    """Parse YAML text; errors become CaseError with the line and column in place of a key."""
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except yaml.reader.ReaderError as exc:  # no marks, only a character position
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise CaseError(f"invalid YAML: {exc.reason} (character #x{exc.character:04x})",
+                        file=file, key=f"line {line}, column {column}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        raise CaseError(f"invalid YAML: {_yaml_problem(exc)}", file=file, key=where) from None
+    except ValueError as exc:  # a value PyYAML cannot convert: a huge integer, a bad date
+        reason = str(exc).split(";")[0]
+        raise CaseError(f"invalid YAML: a value cannot be read ({reason})", file=file) from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line: what, in which construct, and a hint for the usual slips."""
+    mark, context = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+    if getattr(exc, "context", None) and context and mark and context.line != mark.line:
+        problem += f" ({exc.context} that starts at line {context.line + 1}, column " \
+                   f"{context.column + 1})"
+    if "'\\t'" in problem:
+        problem += "; indent with spaces, YAML does not allow tabs"
+    elif "<block end>" in problem:
+        problem += "; check the indentation of this line against the lines above"
+    elif "<stream end>" in problem:
+        problem += "; a bracket or quote is not closed"
+    return problem
+
+
+@dataclass(frozen=True)
+class Case:
+    """A validated case: its file, the exact text, the normalised data (see rodsim.case.v1)."""
+
+    path: Path
+    text: str
+    data: dict
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+    def resolve(self, relative: str) -> Path:
+        """A path from the case file, relative to the case file's folder."""
+        p = Path(relative).expanduser()
+        return p if p.is_absolute() else self.folder / p
+
+
+_EXCLUSIVE = {"every": "interval", "interval": "every"}
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def split_key(key: str) -> list[str | int]:
+    """'loads[1].time' or 'loads.1.time' -> ['loads', 1, 'time']."""
+    parts: list[str | int] = []
+    pos = 0
+    for m in _STEP.finditer(key):
+        if m.start() != pos and key[pos:m.start()] != ".":
+            raise ValueError(key)
+        name, index = m.groups()
+        parts.append(int(index) if index is not None else (int(name) if name.isdigit() else name))
+        pos = m.end()
+    if not parts or pos != len(key):
+        raise ValueError(key)
+    return parts
+
+
+def apply_override(data, assignment: str):
+    """Apply one ``KEY=VALUE`` (VALUE is YAML) to parsed case data, in place; returns data."""
+    if "=" not in assignment:
+        raise CaseError(f"expected KEY=VALUE such as solver.dt=1e-3, got {assignment!r}",
+                        key="--set")
+    key, text = assignment.split("=", 1)
+    try:
+        path = split_key(key.strip())
+    except ValueError:
+        raise CaseError(f"expected a key path such as solver.dt or loads[0].force before '=', "
+                        f"got {key!r}", key="--set") from None
+    try:
+        value = parse_yaml(text)
+    except CaseError as exc:  # name the option, not line 1 of the case file
+        at = f" ({exc.key.split(', ')[-1]} of the value)" if exc.key else ""
+        raise CaseError(exc.reason + at, key=f"--set {key.strip()}") from None
+    node, last = data, path[-1]
+    for i, part in enumerate(path):
+        if not (isinstance(node, dict) if isinstance(part, str) else
+                isinstance(node, list) and part < len(node)):
+            raise _missing(node, path, i)
+        if i < len(path) - 1:  # a missing key is created: --set may add keys the file omits
+            node = node[part] if isinstance(part, int) else \
+                node.setdefault(part, [] if isinstance(path[i + 1], int) else {})
+    node[last] = value
+    if path[:-1] == ["output"] and last in _EXCLUSIVE:  # --set output.every replaces interval
+        node.pop(_EXCLUSIVE[last], None)
+    return data
+
+
+def _missing(node, path: list, i: int) -> CaseError:
+    """--set names an entry that is not there: say what is there instead."""
+    here, parent = render(tuple(path[: i + 1])), render(tuple(path[:i])) or "the case"
+    if isinstance(path[i], int) and isinstance(node, list):
+        found = f"{parent} has {len(node)} entr{'y' if len(node) == 1 else 'ies'}"
+    else:
+        kind = "list" if isinstance(path[i], int) else "mapping"
+        found = f"{parent} is {show(node)}, not a {kind}"
+    return CaseError(f"--set: no entry {here} to set ({found})", key=here)
+
+
+def load_case(path, overrides=()) -> Case:
+    """Read, override and validate a case file. Raises CaseError naming the file and key."""
+    path = Path(path)
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CaseError("no such file", file=name) from None
+    except IsADirectoryError:
+        raise CaseError("is a folder, expected a case file (.yaml)", file=name) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CaseError(f"cannot read: {exc}", file=name) from None
+    return case_from_text(text, path, overrides)
+
+
+def case_from_text(text: str, path, overrides=()) -> Case:
+    """Validate case text as if read from ``path`` (used for embedded cases and tests)."""
+    path = Path(path)
+    name = str(path)
+    data = parse_yaml(text, file=name)
+    if data is None:
+        raise CaseError("the case file is empty", file=name)
+    if not isinstance(data, dict):
+        raise CaseError("expected a mapping of keys (rodsim: 1, mesh: ..., ...) at the top, got "
+                        + show(data), file=name)
+    try:
+        for assignment in overrides:
+            apply_override(data, assignment)
+        normalised = v1.CASE.check(data, ())
+    except CaseError as exc:
+        raise CaseError(exc.reason, file=name, key=exc.key) from None
+    return Case(path=path.resolve(), text=text, data=normalised)

@@ -1,0 +1,110 @@
+"""Generate the case-file reference (docs/case_reference.md) from the schema in rodsim.case.v1.
+
+``python -m rodsim.case.reference > docs/case_reference.md``; a test checks that the committed
+file equals this output, so the reference cannot drift from the validator.
+"""
+
+from rodsim.case import schema as s
+from rodsim.case import v1
+
+HEADER = """# Case-file reference (schema v1)
+
+Generated from the validator's schema (`rodsim/case/v1.py`) by
+`python -m rodsim.case.reference > docs/case_reference.md`; do not edit by hand.
+The user-facing contract, with a complete example, is INTERFACE.md §2.
+
+Units are the user's own but must be consistent. Vectors are lists of 3 numbers in global axes.
+Unknown keys are errors. Keys marked *required* must be given; others show their default
+(*optional*: absent means not used). Any key can be overridden on the command line with
+`--set KEY=VALUE`, e.g. `--set solver.dt=1e-3` or `--set loads[0].force=[0,0,1]`.
+"""
+
+
+def _default(f: s.Field) -> str:
+    if f.required:
+        return "*required*"
+    if f.default is s.MISSING:
+        return "*optional*"
+    d = f.default
+    if isinstance(d, dict):
+        return "see below"
+    if isinstance(d, tuple):
+        return "[" + ", ".join(f"{x:g}" for x in d) + "]"
+    if isinstance(d, str):
+        return f"`{d}`" if d else '""'
+    if isinstance(d, bool):
+        return "true" if d else "false"
+    if isinstance(d, list):
+        return "[]"
+    return f"`{d:g}`" if isinstance(d, float) else f"`{d}`"
+
+
+def _table(rec: s.Record, prefix: str, out: list, nested: list) -> None:
+    out.append("| key | expects | default | meaning |")
+    out.append("|---|---|---|---|")
+    for f in rec.fields:
+        path = f"{prefix}.{f.name}" if prefix else f.name
+        expects = f"a mapping, see `{path}`" if isinstance(f.node, s.Record) else f.node.expected()
+        out.append(f"| `{f.name}` | {expects} | {_default(f)} | {f.doc} |")
+        _children(f.node, path, nested)
+    rules = [r.__doc__ for r in rec.rules if r.__doc__]
+    if rules:
+        out.append("")
+        out.append("Also: " + "; ".join(rules) + ".")
+
+
+def _children(node, path: str, nested: list) -> None:
+    if isinstance(node, s.Record):
+        nested.append((path, node))
+    elif isinstance(node, s.ListOf):
+        _children(node.item, path + "[i]", nested)
+    elif isinstance(node, s.MapOf):
+        _children(node.value, f"{path}.{node.doc_key}", nested)
+    elif isinstance(node, (s.Tagged, s.OneOf, v1.ByType)):
+        nested.append((path, node))
+
+
+def _section(path: str, node, out: list, seen: set) -> None:
+    if path in seen:
+        return
+    seen.add(path)
+    nested: list = []
+    out.append(f"\n## `{path}`\n")
+    if isinstance(node, s.Record):
+        if node.doc:
+            out.append(node.doc + "\n")
+        _table(node, path, out, nested)
+    elif isinstance(node, s.Tagged):
+        out.append("One of these forms, told apart by the key shown:\n")
+        for tag, sub, is_nested, doc in node.options:
+            form = f"`{tag}: {{...}}`" if is_nested else f"a mapping with `{tag}:`"
+            out.append(f"- {form}: {doc}; see `{path}.{tag}`")
+            nested.append((f"{path}.{tag}", sub))
+    elif isinstance(node, s.OneOf):
+        out.append("A mapping with exactly one of:\n")
+        out.append("| key | expects | meaning |")
+        out.append("|---|---|---|")
+        for key, sub, doc in node.options:
+            out.append(f"| `{key}` | {sub.expected()} | {doc} |")
+            _children(sub, f"{path}.{key}", nested)
+    elif isinstance(node, v1.ByType):
+        out.append("Chosen by the value of `type`:\n")
+        for kind, sub in node.options:
+            out.append(f"- `type: {kind}`: see `{path} (type: {kind})`")
+            nested.append((f"{path} (type: {kind})", sub))
+    for sub_path, sub in nested:
+        _section(sub_path, sub, out, seen)
+
+
+def reference() -> str:
+    out = [HEADER, "## Top level\n"]
+    nested: list = []
+    _table(v1.CASE, "", out, nested)
+    seen: set = set()
+    for path, node in nested:
+        _section(path, node, out, seen)
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(reference(), end="")

@@ -1,0 +1,394 @@
+"""Case-file schema v1 (INTERFACE.md §2), the single source of the case-file reference.
+
+``CASE.check(data, ())`` validates a parsed YAML document and returns it normalised: every
+optional key present (with its default or None), vectors as tuples, tagged entries as
+(tag, data) pairs. Cross-references (section names, set names) are resolved when the model is
+built (rodsim.run), where the mesh is known.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from rodsim.case.schema import (
+    Boolean,
+    Constant,
+    Either,
+    Field,
+    ListOf,
+    MapOf,
+    Number,
+    OneOf,
+    Path,
+    Record,
+    Tagged,
+    Text,
+    Vector,
+    fail,
+    show,
+)
+
+DOFS = ("ux", "uy", "uz", "rx", "ry", "rz")
+
+POSITIVE = Number(gt=0)
+NONNEGATIVE = Number(ge=0)
+COUNT = Number(ge=1, integer=True)
+NAME = Text(identifier=True)
+SET_NAME = Text()  # a reference may be dotted: beam.end
+POINT = Vector()
+DIRECTION = Vector(nonzero=True)
+PAIR = Vector(n=2, item=POSITIVE)
+
+
+def _exactly_one(*keys):
+    def rule(data, path: Path):
+        given = [k for k in keys if data[k] is not None]
+        if len(given) != 1:
+            raise fail(path, f"expected exactly one of {', '.join(keys)}, got "
+                       + (", ".join(given) if given else "none"))
+
+    rule.__doc__ = f"exactly one of {', '.join(keys)}"
+    return rule
+
+
+def _at_least_one(*keys):
+    def rule(data, path: Path):
+        if all(data[k] is None for k in keys):
+            raise fail(path, f"expected at least one of {', '.join(keys)}")
+
+    rule.__doc__ = f"at least one of {', '.join(keys)}"
+    return rule
+
+
+def _at_most_one(*keys):
+    def rule(data, path: Path):
+        given = [k for k in keys if data[k] is not None]
+        if len(given) > 1:
+            raise fail(path, f"give only one of {', '.join(keys)}, got {', '.join(given)}")
+
+    rule.__doc__ = f"at most one of {', '.join(keys)}"
+    return rule
+
+
+# --- time functions -----------------------------------------------------------------------------
+
+TIME = OneOf(
+    (
+        ("constant", Number(), "constant multiplier v"),
+        ("ramp", POSITIVE, "0 to 1 linearly over T, then 1"),
+        ("table", ListOf(Vector(n=2), min_items=1),
+         "piecewise-linear [[t, v], ...], times strictly increasing; 0 after the last time"),
+        ("sine", Record((
+            Field("amplitude", Number(), "amplitude"),
+            Field("frequency", Number(), "cycles per unit time"),
+            Field("phase", Number(), "phase (rad)", default=0.0),
+        )), "amplitude sin(2 pi frequency t + phase)"),
+    )
+)
+
+# --- mesh parts ---------------------------------------------------------------------------------
+
+_UP = Field("up", DIRECTION, "direction of section axis d3 in the reference state "
+            "(made orthogonal to the tangent); default: global z, or x for a near-vertical rod",
+            optional=True)
+
+def _rod_length(data, path: Path):
+    # caught here, where the message can say what is wrong: the mesher only sees a bad tangent
+    length = math.dist(data["from"], data["to"])
+    if length == 0.0:
+        raise fail((*path, "to"), f"expected a point other than `from`, got {list(data['to'])} "
+                   "for both (the rod would have zero length)")
+    if not math.isfinite(length * length):  # the mesher squares lengths
+        raise fail((*path, "to"), f"expected a rod length below 1e154, got {length:g}")
+
+
+_rod_length.__doc__ = "`to` differs from `from`"
+
+ROD_PART = Record((
+    Field("name", NAME, "part name; node sets <name>.start, <name>.end, <name>.all"),
+    Field("from", POINT, "first node (length)"),
+    Field("to", POINT, "last node (length)"),
+    Field("elements", COUNT, "number of elements"),
+    Field("section", NAME, "name of a rod section in `sections`"),
+    _UP,
+), doc="A straight rod of equal line elements.", rules=(_rod_length,))
+
+
+def _arc_angle(data, path: Path):
+    if data["angle"] == 0.0 or abs(data["angle"]) > 360.0:
+        raise fail((*path, "angle"), f"expected a non-zero angle of at most 360 degrees in "
+                   f"magnitude, got {data['angle']:g}")
+
+
+_arc_angle.__doc__ = "0 < |angle| <= 360"
+
+ARC_PART = Record((
+    Field("name", NAME, "part name; node sets <name>.start, <name>.end, <name>.all"),
+    Field("center", POINT, "arc centre"),
+    Field("radius", POSITIVE, "radius (length)"),
+    Field("start", POINT, "first node (projected onto the arc plane through the centre)"),
+    Field("normal", DIRECTION, "arc plane normal; the arc turns right-handed about it"),
+    Field("angle", Number(), "swept angle in degrees; 360 closes a ring"),
+    Field("elements", COUNT, "number of elements"),
+    Field("section", NAME, "name of a rod section in `sections`"),
+    Field("up", DIRECTION, "direction of d3 (default: the arc normal)", optional=True),
+), doc="A circular arc with a stress-free curved reference.", rules=(_arc_angle,))
+
+RECTANGLE_PART = Record((
+    Field("name", NAME, "part name; node sets <name>.all, .boundary, .x0, .x1, .y0, .y1"),
+    Field("origin", POINT, "corner of the rectangle"),
+    Field("size", PAIR, "lengths along e1 and e2"),
+    Field("elements", Vector(n=2, item=COUNT), "elements along e1 and e2"),
+    Field("section", NAME, "name of a plate section"),
+), doc="A flat plate of quad cells (plates are not available yet; see CHANGELOG).")
+
+FILE_PART = Record((
+    Field("file", Text(), "path of a meshio-readable mesh (.msh v2/v4, .vtu, .xdmf, ...), "
+          "relative to the case file"),
+    Field("name", NAME, "part name; node sets <name>.all and <name>.<point set>"),
+    Field("sections", MapOf(NAME, doc_key="CELL_SET"), "cell set (e.g. gmsh physical group) "
+          "-> section name", default={}),
+    Field("section", NAME, "section of line cells in no mapped cell set", optional=True),
+    _UP,
+), doc="Line cells of a mesh file are rod elements.")
+
+PART = Tagged((
+    ("rod", ROD_PART, True, "straight rod"),
+    ("arc", ARC_PART, True, "circular arc"),
+    ("rectangle", RECTANGLE_PART, True, "flat plate"),
+    ("file", FILE_PART, False, "mesh file"),
+))
+
+# --- sections -----------------------------------------------------------------------------------
+
+MATERIAL = Record((
+    Field("E", POSITIVE, "Young's modulus (force/length^2)"),
+    Field("nu", Number(gt=-1, le=0.5), "Poisson's ratio"),
+    Field("rho", POSITIVE, "density (mass/length^3)"),
+))
+
+SHAPE = OneOf((
+    ("rectangle", PAIR, "[width along d2, height along d3]"),
+    ("circle", POSITIVE, "radius"),
+    ("tube", Vector(n=2, item=NONNEGATIVE), "[outer radius, inner radius]"),
+))
+
+_RESULTANTS = ("EA", "GA", "GJ", "EI", "rhoA", "rhoI")
+
+
+def _rod_section_form(data, path: Path):
+    res = [k for k in (*_RESULTANTS, "rhoJ") if data[k] is not None]
+    mat = [k for k in ("material", "shape", "shear_factor") if data[k] is not None]
+    if res and mat:
+        raise fail((*path, mat[0]), f"mixes the resultant form ({', '.join(res)}) with the "
+                   f"material form ({', '.join(mat)}); use one")
+    needed = ("material", "shape") if mat else _RESULTANTS
+    for key in needed:
+        if data[key] is None:
+            raise fail((*path, key), f"missing required key {key!r} (a rod section needs "
+                       f"{', '.join(_RESULTANTS)}, or material and shape)")
+
+
+_rod_section_form.__doc__ = "either EA, GA, GJ, EI, rhoA, rhoI (+ rhoJ) or material, shape"
+
+ROD_SECTION = Record((
+    Field("type", Constant("rod"), "section type"),
+    Field("EA", POSITIVE, "axial stiffness (force)", optional=True),
+    Field("GA", PAIR, "shear stiffnesses [GA2, GA3], shear correction included (force)",
+          optional=True),
+    Field("GJ", POSITIVE, "torsional stiffness (force length^2)", optional=True),
+    Field("EI", PAIR, "bending stiffnesses [EI2, EI3] about d2, d3 (force length^2)",
+          optional=True),
+    Field("rhoA", POSITIVE, "mass per length", optional=True),
+    Field("rhoI", PAIR, "rotary inertias [rho I2, rho I3] per length", optional=True),
+    Field("rhoJ", POSITIVE, "polar rotary inertia per length (default rhoI2 + rhoI3)",
+          optional=True),
+    Field("material", MATERIAL, "homogeneous isotropic material", optional=True),
+    Field("shape", SHAPE, "solid cross-section shape", optional=True),
+    Field("shear_factor", Number(gt=0, le=1), "shear correction k (default: Cowper's value)",
+          optional=True),
+), doc="Rod section: resultant stiffnesses, or material and shape.", rules=(_rod_section_form,))
+
+PLATE_SECTION = Record((
+    Field("type", Constant("plate"), "section type"),
+    Field("material", MATERIAL, "homogeneous isotropic material"),
+    Field("thickness", POSITIVE, "plate thickness (length)"),
+    Field("shear_factor", Number(gt=0, le=1), "transverse shear factor", default=5.0 / 6.0),
+), doc="Plate section (plates are not available yet).")
+
+
+@dataclass(frozen=True)
+class ByType:
+    """A mapping whose ``type`` value picks the Record that checks it."""
+
+    options: tuple[tuple[str, Any], ...]
+
+    def expected(self) -> str:
+        return "a mapping with type: " + " or ".join(k for k, _ in self.options)
+
+    def check(self, value, path: Path):
+        if not isinstance(value, dict):
+            raise fail(path, f"expected {self.expected()}, got {show(value)}")
+        if "type" not in value:
+            raise fail((*path, "type"), "missing required key 'type' (expected "
+                       + " or ".join(k for k, _ in self.options) + ")")
+        for kind, node in self.options:
+            if value["type"] == kind:
+                return node.check(value, path)
+        raise fail((*path, "type"), "expected " + " or ".join(k for k, _ in self.options)
+                   + f", got {show(value['type'])}")
+
+
+SECTION = ByType((("rod", ROD_SECTION), ("plate", PLATE_SECTION)))
+
+# --- sets, boundary conditions, loads, masses ---------------------------------------------------
+
+@dataclass(frozen=True)
+class Box:
+    """Two corners of an axis-aligned box, the lower one first."""
+
+    def expected(self) -> str:
+        return "two corners [[xmin, ymin, zmin], [xmax, ymax, zmax]]"
+
+    def check(self, value, path: Path):
+        if not isinstance(value, list) or len(value) != 2:
+            raise fail(path, f"expected {self.expected()}, got {show(value)}")
+        lo, hi = (POINT.check(corner, (*path, i)) for i, corner in enumerate(value))
+        for axis, name in enumerate("xyz"):
+            if lo[axis] > hi[axis]:
+                raise fail(path, f"expected {self.expected()} (the lower corner first), got "
+                           f"{name}min {lo[axis]:g} > {name}max {hi[axis]:g}")
+        return lo, hi
+
+
+SET = OneOf((
+    ("near", POINT, "the node nearest a point"),
+    ("box", Box(), "all nodes inside [[xmin, ymin, zmin], [xmax, ymax, zmax]]"),
+    ("nodes", ListOf(Number(ge=0, integer=True), min_items=1), "node numbers (0-based, after "
+     "merging; see `rodsim check`)"),
+    ("union", ListOf(SET_NAME, min_items=1), "all nodes of the named sets"),
+))
+
+PRESCRIBE = Record((
+    Field("displacement", POINT, "displacement u: x = x0 + f(t) u", optional=True),
+    Field("rotation", POINT, "rotation vector theta (rad, global axes): "
+          "Lambda = exp(f(t) theta) Lambda0", optional=True),
+    Field("time", TIME, "time function f (default: constant 1)", optional=True),
+), rules=(_at_least_one("displacement", "rotation"),))
+
+BOUNDARY = Record((
+    Field("set", SET_NAME, "node set"),
+    Field("fix", Either((Constant("all"), ListOf(Text(choices=DOFS), min_items=1))),
+          "all, or a list of " + " ".join(DOFS), optional=True),
+    Field("prescribe", PRESCRIBE, "prescribed motion of every node of the set", optional=True),
+), rules=(_exactly_one("fix", "prescribe"),))
+
+NODE_LOAD = Record((
+    Field("set", SET_NAME, "node set; the load acts at every node of it"),
+    Field("force", POINT, "force (global axes, reference state)", optional=True),
+    Field("moment", POINT, "moment (global axes, reference state)", optional=True),
+    Field("follower", Boolean(), "rotate with the node instead of keeping a fixed direction",
+          default=False),
+    Field("pressure", Number(), "plates: follower pressure along d3", optional=True),
+    Field("time", TIME, "time function (default: constant 1)", optional=True),
+), rules=(_at_least_one("force", "moment", "pressure"),))
+
+GRAVITY = Record((
+    Field("gravity", POINT, "acceleration of gravity (length/time^2)"),
+    Field("time", TIME, "time function (default: constant 1)", optional=True),
+))
+
+LOAD = Tagged((
+    ("set", NODE_LOAD, False, "nodal force and moment"),
+    ("gravity", GRAVITY, False, "gravity on every mass"),
+))
+
+INERTIA = Either((Vector(item=NONNEGATIVE), Vector(item=Vector())))
+
+
+def _inertia_shape(data, path: Path):
+    j = data["inertia"]
+    if j is None or not isinstance(j[0], tuple):
+        return
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        if abs(j[a][b] - j[b][a]) > 1e-12 * max(1.0, abs(j[a][b]), abs(j[b][a])):
+            raise fail((*path, "inertia"), f"expected a symmetric 3x3 inertia tensor, got "
+                       f"[{a}][{b}] = {j[a][b]:g} but [{b}][{a}] = {j[b][a]:g}")
+
+
+_inertia_shape.__doc__ = "a 3x3 inertia must be symmetric"
+
+MASS = Record((
+    Field("set", SET_NAME, "node set; the mass is added at every node of it"),
+    Field("mass", NONNEGATIVE, "point mass"),
+    Field("inertia", INERTIA, "principal rotary inertias [J1, J2, J3] about global axes at "
+          "the reference state, or a symmetric 3x3 tensor", optional=True),
+), rules=(_inertia_shape,))
+
+INITIAL = Record((
+    Field("velocity", POINT, "uniform translational velocity", default=(0.0, 0.0, 0.0)),
+    Field("angular_velocity", POINT, "rigid spin (rad/time) about `center`",
+          default=(0.0, 0.0, 0.0)),
+    Field("center", POINT, "centre of the rigid spin", default=(0.0, 0.0, 0.0)),
+))
+
+# --- solver and output --------------------------------------------------------------------------
+
+SOLVER = Record((
+    Field("analysis", Text(choices=("dynamic", "equilibrium")), "analysis type",
+          default="dynamic"),
+    Field("scheme", Text(choices=("explicit", "implicit")), "explicit: Lie-group partitioned "
+          "Runge-Kutta; implicit: Cayley variational integrator", default="explicit"),
+    Field("group", Text(choices=("SO3xR3", "SE3")), "nodal configuration group",
+          default="SO3xR3"),
+    Field("order", Either((Constant(2), Constant(4))), "explicit scheme order: 2 or 4",
+          default=2),
+    Field("dt", Either((Constant("auto"), POSITIVE)), "time step, or auto = safety x the "
+          "stable-step estimate", default="auto"),
+    Field("safety", Number(gt=0, le=1), "fraction of the stable step used by dt: auto",
+          default=0.8),
+    Field("t_end", POSITIVE, "end time"),
+    Field("damping", Record((
+        Field("strain_rate", NONNEGATIVE, "beta (time): viscous resultants beta C dstrain/dt",
+              default=0.0),
+        Field("mass", NONNEGATIVE, "alpha (1/time): nodal force -alpha m v", default=0.0),
+    )), "damping (not available yet: must be 0)", default={"strain_rate": 0.0, "mass": 0.0}),
+    Field("newton", Record((
+        Field("tol", POSITIVE, "residual tolerance", default=1e-10),
+        Field("max_iter", COUNT, "iterations before the step fails", default=25),
+    )), "implicit scheme Newton settings", default={"tol": 1e-10, "max_iter": 25}),
+    Field("equilibrium", Record((
+        Field("tol", POSITIVE, "relative residual tolerance", default=1e-8),
+        Field("load_steps", COUNT, "load increments", default=1),
+        Field("max_steps", COUNT, "pseudo-time steps per load step", default=10000),
+    )), "equilibrium settings", default={"tol": 1e-8, "load_steps": 1, "max_steps": 10000}),
+    Field("parallel", Either((Constant("auto"), Boolean())), "use all cores; auto: from 2000 "
+          "elements on", default="auto"),
+    Field("rotation_tol", POSITIVE, "explicit scheme: tolerance of the nodal rotation solve",
+          default=1e-13),
+))
+
+OUTPUT = Record((
+    Field("every", COUNT, "steps between frames", optional=True),
+    Field("interval", POSITIVE, "simulated time between frames (default: t_end / 100)",
+          optional=True),
+    Field("vtk", Boolean(), "also write the ParaView series", default=True),
+), rules=(_at_most_one("every", "interval"),))
+
+CASE = Record((
+    Field("rodsim", Constant(1, "schema version"), "schema version"),
+    Field("title", Text(), "free text", default=""),
+    Field("mesh", ListOf(PART, min_items=1), "the parts of the structure"),
+    Field("sections", MapOf(SECTION), "named sections"),
+    Field("sets", MapOf(SET), "extra named node sets", default={}),
+    Field("merge_tolerance", NONNEGATIVE, "nodes of different parts closer than this are "
+          "merged (default: 1e-8 x the model size)", optional=True),
+    Field("boundary", ListOf(BOUNDARY), "supports and prescribed motions", default=[]),
+    Field("loads", ListOf(LOAD), "nodal loads and gravity", default=[]),
+    Field("masses", ListOf(MASS), "point masses with rotary inertia", default=[]),
+    Field("initial", INITIAL, "initial conditions (default: at rest in the reference)",
+          default={"velocity": (0.0,) * 3, "angular_velocity": (0.0,) * 3, "center": (0.0,) * 3}),
+    Field("solver", SOLVER, "analysis and integrator settings"),
+    Field("output", OUTPUT, "frames and files", default={"every": None, "interval": None,
+                                                          "vtk": True}),
+), doc="A rodsim case file, schema v1.")

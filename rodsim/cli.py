@@ -1,0 +1,168 @@
+"""The ``rodsim`` command: a thin click layer over rodsim.run, rodsim.writers and rodsim.post.
+
+Errors rodsim raises on purpose (RodsimError) are printed as one line, ``error: ...``, and
+mapped to their exit code (2 bad input, 3 numerical failure); nothing prints a traceback
+unless --debug is given.
+"""
+
+import functools
+import logging
+import math
+import sys
+import time as wallclock
+
+import click
+
+from rodsim import __version__
+from rodsim.errors import RodsimError
+
+
+def _handle_errors(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        ctx = click.get_current_context()
+        debug = ctx.find_root().params.get("debug", False)
+        try:
+            return fn(*args, **kwargs)
+        except RodsimError as exc:
+            if debug:
+                raise
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted: the frames written so far are kept", err=True)
+            ctx.exit(130)
+        except Exception as exc:  # a bug in rodsim: say so instead of dumping a traceback
+            if debug:
+                raise
+            click.echo(f"internal error ({type(exc).__name__}: {exc}); this is a bug in "
+                       "rodsim. Rerun with `rodsim --debug ...` for the traceback.", err=True)
+            ctx.exit(1)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rodsim")
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logging.")
+@click.option("-v", "--verbose", is_flag=True, help="Log what rodsim does.")
+def main(debug: bool, verbose: bool) -> None:
+    """rodsim: dynamics and equilibrium of geometrically exact rods."""
+    level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+_SET_HELP = "Override a case key, e.g. --set solver.dt=1e-3 (repeatable)."
+
+
+class Progress:
+    """A one-line progress display on a terminal: simulated time, steps/s, ETA."""
+
+    def __init__(self, t_end: float, enabled: bool):
+        self.t_end = t_end
+        self.enabled = enabled
+        self.start = wallclock.perf_counter()
+        self.shown = 0.0
+
+    def __call__(self, t: float, step: int, n_steps: int) -> None:
+        now = wallclock.perf_counter()
+        if not self.enabled or (now - self.shown < 0.1 and step < n_steps):
+            return
+        self.shown = now
+        wall = now - self.start
+        rate = step / wall if wall > 0 else 0.0
+        eta = (n_steps - step) / rate if rate > 0 else math.inf
+        width = 24
+        fill = int(width * step / n_steps)
+        bar = "#" * fill + "." * (width - fill)
+        eta_text = f"{int(eta // 60)}:{int(eta % 60):02d}" if math.isfinite(eta) else "?"
+        sys.stderr.write(f"\r  t = {t:.5g} / {self.t_end:.5g} [{bar}] {100 * step / n_steps:3.0f}%"
+                         f"  {rate:.3g} steps/s  ETA {eta_text}   ")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+@main.command()
+@click.argument("case", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Results file (.h5).")
+@click.option("--vtk/--no-vtk", default=None, help="Write the ParaView series (default: the "
+              "case's output.vtk).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@_handle_errors
+def run(case, output, vtk, overrides, quiet):
+    """Validate CASE, integrate it and write the results."""
+    from rodsim import run as runner
+
+    prep = runner.prepare(case, overrides)
+    if not quiet:
+        click.echo(runner.summary(prep))
+    progress = Progress(prep.case.data["solver"]["t_end"], sys.stderr.isatty() and not quiet)
+    try:
+        result = runner.execute(prep, output, vtk, progress)
+    finally:
+        progress.done()
+    if not quiet:
+        f = result.final
+        click.echo(f"done      {result.steps} steps in {result.wall:.3g} s "
+                   f"({result.steps / max(result.wall, 1e-9):.3g} steps/s), {result.frames} frames")
+        click.echo(f"energy    kinetic {f.kinetic:.6g}, internal {f.internal:.6g}, "
+                   f"external {f.external:.6g}, total {f.total:.6g}")
+        click.echo(f"results   {result.path}" + (f"\nparaview  {result.pvd}" if result.pvd else ""))
+
+
+@main.command()
+@click.argument("case", type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
+@_handle_errors
+def check(case, overrides):
+    """Validate CASE and print the model summary and stable step; never integrates."""
+    from rodsim import run as runner
+
+    prep = runner.prepare(case, overrides)
+    click.echo(runner.summary(prep))
+    click.echo(f"sets      {', '.join(sorted(prep.setup.mesh.sets))}")
+    click.echo("ok")
+
+
+@main.command()
+@click.argument("results", type=click.Path(dir_okay=False))
+@_handle_errors
+def info(results):
+    """Print what a results file holds."""
+    from rodsim.post.summary import describe
+
+    click.echo(describe(results))
+
+
+@main.command()
+@click.argument("results", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["vtk"]), default="vtk", show_default=True)
+@click.option("-o", "--output", "folder", type=click.Path(file_okay=False),
+              help="Folder for the series (default: next to the results file).")
+@_handle_errors
+def export(results, fmt, folder):
+    """Write the ParaView series of an existing results file."""
+    from rodsim.post.export import export_vtk
+
+    pvd, n = export_vtk(results, folder)
+    click.echo(f"wrote {n} frames: {pvd}")
+
+
+@main.command()
+@click.argument("results", type=click.Path(dir_okay=False))
+@click.argument("what", default="energy")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="PNG file.")
+@_handle_errors
+def plot(results, what, output):
+    """Plot time histories: energy, momentum, or QUANTITY@SET (e.g. displacement@beam.end,
+    displacement.z@tip, force.axial@beam.all)."""
+    from rodsim.post.plots import plot_results
+
+    path = plot_results(results, what, output)
+    click.echo(f"wrote {path}")
+if __name__ == "__main__":
+    main()

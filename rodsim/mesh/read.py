@@ -1,0 +1,181 @@
+"""Reading mesh files with meshio: line cells become rod elements, sets become named sets.
+
+meshio represents groups in several ways depending on the format, and all are accepted:
+``cell_sets`` (Gmsh 4.1 physical groups of any dimension), the ``gmsh:physical`` tag named
+through ``field_data`` (Gmsh 2.2), meshio's integer set encoding in VTU/XDMF, ``point_sets``.
+Sets made of vertex cells are node sets; sets of line cells are element sets (and also node
+sets of their nodes).
+"""
+
+import contextlib
+import io
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rodsim.errors import CaseError
+
+log = logging.getLogger(__name__)
+
+LINE_TYPES = ("line",)
+PLATE_TYPES = ("triangle", "quad")
+TAG_NAMES = ("gmsh:physical", "CellEntityIds", "medit:ref", "cell_tags")
+
+
+@dataclass(frozen=True)
+class FileMesh:
+    """points (N,3); lines (E,2) int64; element_sets name -> (k,) indices into lines;
+    node_sets name -> (k,) node indices; plates: number of triangle/quad cells (unsupported)."""
+
+    points: np.ndarray
+    lines: np.ndarray
+    element_sets: dict = field(default_factory=dict)
+    node_sets: dict = field(default_factory=dict)
+    plates: int = 0
+
+
+def read_mesh(path: Path, key: str) -> FileMesh:
+    """Read a mesh file; CaseError (with key, the case key path of the file) if unusable."""
+    import meshio
+
+    if not path.exists():
+        raise CaseError(f"mesh file {str(path)!r} does not exist", key=key)
+    if path.is_dir():
+        raise CaseError(f"mesh file {str(path)!r} is a folder", key=key)
+    if not any(path.name.lower().endswith(ext) for ext in meshio.extension_to_filetypes):
+        raise CaseError(f"mesh file {str(path)!r} is of a type meshio cannot read; expected a "
+                        "mesh such as .msh, .vtu, .xdmf or .inp", key=key)
+    fmt = "gmsh" if path.suffix.lower() == ".msh" else None  # else meshio tries ANSYS first
+    printed = io.StringIO()
+    try:
+        # meshio prints some read errors and its warnings instead of raising them: keep them
+        # off the terminal and use them as the reason
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            mesh = meshio.read(path, file_format=fmt)
+    except (Exception, SystemExit) as exc:  # meshio raises many types; a truncated .msh exits
+        lines = [x.strip() for x in printed.getvalue().splitlines() if x.strip()]
+        text = str(exc).strip() if not isinstance(exc, SystemExit) else ""
+        reason = (text.splitlines() or lines or [type(exc).__name__])[0]
+        raise CaseError(f"cannot read mesh file {str(path)!r}: {reason} (is the file complete "
+                        "and in the format its extension says?)", key=key) from None
+    for line in printed.getvalue().splitlines():
+        if line.strip():
+            log.warning("%s: %s", path.name, line.strip())
+    points = np.zeros((len(mesh.points), 3))
+    if len(mesh.points):
+        points[:, : mesh.points.shape[1]] = mesh.points
+    if not np.all(np.isfinite(points)):
+        raise CaseError(f"mesh file {str(path)!r} has non-finite coordinates", key=key)
+
+    offsets, lines, plates, unsupported = {}, [], 0, {}
+    count = 0
+    for b, block in enumerate(mesh.cells):
+        if block.type in LINE_TYPES:
+            offsets[b] = count
+            lines.append(block.data)
+            count += len(block.data)
+        elif block.type in PLATE_TYPES:
+            plates += len(block.data)
+        elif block.type != "vertex":
+            unsupported[block.type] = unsupported.get(block.type, 0) + len(block.data)
+    if unsupported:
+        kinds = ", ".join(f"{n} {t}" for t, n in unsupported.items())
+        raise CaseError(f"mesh file {str(path)!r} has cells rodsim cannot use ({kinds}); "
+                        "expected 2-node line cells (rods)", key=key)
+    if not lines:
+        found = f" (it has {plates} triangle/quad cells; plates are not available yet)" \
+            if plates else ""
+        raise CaseError(f"mesh file {str(path)!r} has no line cells{found}; expected 2-node "
+                        "line cells for rods", key=key)
+    conn = np.ascontiguousarray(np.concatenate(lines), dtype=np.int64)
+    if conn.shape[1] != 2:
+        raise CaseError(f"mesh file {str(path)!r} has malformed line cells", key=key)
+    if conn.min() < 0 or conn.max() >= len(points):
+        raise CaseError(f"mesh file {str(path)!r} has cells referring to missing points", key=key)
+
+    element_sets, node_sets = {}, {}
+    for name, per_block in _cell_sets(mesh).items():
+        elems, nodes = [], []
+        for b, idx in enumerate(per_block):
+            if idx is None or len(idx) == 0:
+                continue
+            idx = np.asarray(idx, dtype=np.int64)
+            block = mesh.cells[b]
+            if block.type in LINE_TYPES:
+                elems.append(offsets[b] + idx)
+            nodes.append(np.asarray(block.data, dtype=np.int64)[idx].ravel())
+        if elems:
+            element_sets[name] = np.unique(np.concatenate(elems))
+        if nodes:
+            node_sets[name] = np.unique(np.concatenate(nodes))
+    for name, idx in _point_sets(mesh).items():
+        node_sets[name] = np.unique(idx)
+    # Gmsh 2.2 writes an element once per physical group it belongs to: keep the first copy
+    _, first, inverse = np.unique(np.sort(conn, axis=1), axis=0, return_index=True,
+                                  return_inverse=True)
+    if len(first) < len(conn):
+        keep = np.sort(first)
+        renumber = np.searchsorted(keep, first[inverse.ravel()])
+        element_sets = {k: np.unique(renumber[v]) for k, v in element_sets.items()}
+        conn = np.ascontiguousarray(conn[keep])
+    used = np.unique(conn)
+    return FileMesh(points, conn, element_sets, {**node_sets, "all": used}, plates)
+
+
+def _cell_sets(mesh) -> dict:
+    """name -> list (per cell block) of index arrays.
+
+    In order of preference: ``cell_sets`` (Gmsh 4.1, Abaqus, ...); the Gmsh 2.2 physical tag
+    ``gmsh:physical`` named by ``field_data``; meshio's own set encoding in VTU/XDMF (integer
+    cell data keyed ``name1-name2-...`` holding the set index, -1 for none); another integer
+    tag (named by field_data, else by its value).
+    """
+    sets = {k: list(v) for k, v in (mesh.cell_sets or {}).items() if not k.startswith("gmsh:")}
+    if sets:
+        return sets
+    data = mesh.cell_data or {}
+    names = {int(v[0]): k for k, v in (mesh.field_data or {}).items()}
+    if "gmsh:physical" in data and names:  # unnamed (VTU, XDMF): the set encoding has names
+        return _tagged(data["gmsh:physical"], names)
+    for key, arrays in data.items():
+        if key.startswith("gmsh:") or not _is_int(arrays):
+            continue
+        encoded = key.split("-")
+        values = np.unique(np.concatenate([np.asarray(a).ravel() for a in arrays]))
+        if values.min() >= -1 and values.max() < len(encoded):
+            return _tagged(arrays, dict(enumerate(encoded)))
+    for key in TAG_NAMES:
+        if key in data and _is_int(data[key]):
+            return _tagged(data[key], names)
+    return {}
+
+
+def _point_sets(mesh) -> dict:
+    """name -> node indices, from point_sets or meshio's integer point-data set encoding."""
+    sets = {k: np.asarray(v, dtype=np.int64) for k, v in (mesh.point_sets or {}).items()}
+    for key, values in (mesh.point_data or {}).items():
+        values = np.asarray(values)
+        if key.startswith("gmsh:") or values.ndim != 1 or values.dtype.kind not in "iu":
+            continue
+        encoded = key.split("-")
+        if values.min() >= -1 and values.max() < len(encoded):
+            for i, name in enumerate(encoded):
+                sets.setdefault(name, np.flatnonzero(values == i))
+    return sets
+
+
+def _is_int(arrays) -> bool:
+    return all(np.asarray(a).dtype.kind in "iu" for a in arrays)
+
+
+def _tagged(arrays, names: dict) -> dict:
+    tags = [np.asarray(a).ravel() for a in arrays]
+    sets = {}
+    for value in np.unique(np.concatenate(tags)):
+        if value < 0:
+            continue
+        name = names.get(int(value), str(int(value)))
+        sets[name] = [np.flatnonzero(t == value) for t in tags]
+    return sets

@@ -1,0 +1,21 @@
+"""``rodsim export``: the ParaView series of an existing results file."""
+
+from pathlib import Path
+
+from rodsim.post.results import open_results, read_frame
+from rodsim.writers.vtk import SeriesWriter
+
+
+def export_vtk(results, folder=None) -> tuple[Path, int]:
+    """Write <stem>.pvd and <stem>_vtk/ into folder (default: next to the results file)."""
+    results = Path(results)
+    out = Path(folder) if folder is not None else results.parent
+    out.mkdir(parents=True, exist_ok=True)
+    pvd = out / f"{results.stem}.pvd"
+    with open_results(results) as f:
+        points = f["mesh/points"][()]
+        conn = f["mesh/rods"][()]
+        with SeriesWriter(pvd, points, conn) as series:
+            for k in range(f["time"].shape[0]):
+                series.write(read_frame(f, k))
+        return pvd, f["time"].shape[0]

@@ -1,0 +1,114 @@
+"""``rodsim plot``: time-history PNGs of energies, momenta or a quantity on a node set.
+
+QUANTITY@SET: a nodal quantity (position, displacement, velocity, angular_velocity,
+linear_momentum, angular_momentum, rotation) on the nodes of SET, or a rod quantity (force,
+moment, strain, curvature) on the elements whose two nodes are in SET; an optional component
+after a dot selects one curve: x/y/z (nodal vectors), w/x/y/z (rotation), axial/shear2/shear3
+(force), torsion/bending2/bending3 (moment), 1/2/3 (strain, curvature).
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from rodsim.errors import CaseError
+from rodsim.post.results import open_results
+
+NODAL = ("position", "displacement", "velocity", "angular_velocity", "linear_momentum",
+         "angular_momentum", "rotation")
+RODS = ("force", "moment", "strain", "curvature")
+COMPONENTS = {
+    "rotation": ("w", "x", "y", "z"),
+    "force": ("axial", "shear2", "shear3"),
+    "moment": ("torsion", "bending2", "bending3"),
+    "strain": ("1", "2", "3"),
+    "curvature": ("1", "2", "3"),
+}
+MAX_CURVES = 12
+
+
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_results(path, what: str = "energy", output=None) -> Path:
+    """Write the plot and return its path (default: <results-stem>_<what>.png)."""
+    path = Path(path)
+    safe = what.replace("@", "_at_").replace("/", "_")
+    output = Path(output) if output else path.with_name(f"{path.stem}_{safe}.png")
+    plt = _figure()
+    with open_results(path) as f:
+        t = f["time"][()]
+        title = f.attrs.get("title", "") or path.stem
+        fig, ax = plt.subplots(figsize=(8, 4.5), constrained_layout=True)
+        if what == "energy":
+            for q in ("kinetic", "internal", "external", "total"):
+                ax.plot(t, f[f"energy/{q}"][()], label=q)
+            ax.set_ylabel("energy")
+        elif what == "momentum":
+            for q in ("linear", "angular"):
+                data = f[f"momentum/{q}"][()]
+                for k, c in enumerate("xyz"):
+                    ax.plot(t, data[:, k], label=f"{q} {c}", ls="-" if q == "linear" else "--")
+            ax.set_ylabel("total momentum")
+        else:
+            _quantity(f, t, what, ax)
+        ax.set_xlabel("time")
+        ax.set_title(f"{title}: {what}")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small", ncol=2)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(output, dpi=120)
+        plt.close(fig)
+    return output
+
+
+def _quantity(f, t, what: str, ax) -> None:
+    if "@" not in what:
+        raise CaseError(f"expected energy, momentum or QUANTITY@SET, got {what!r}",
+                        key="plot")
+    quantity, set_name = what.split("@", 1)
+    name, _, component = quantity.partition(".")
+    sets = f["mesh/sets"]
+    if set_name not in sets:
+        raise CaseError(f"unknown node set {set_name!r} (sets: {', '.join(sorted(sets))})",
+                        key="plot")
+    nodes = sets[set_name][()]
+    if name in NODAL:
+        if name == "displacement":
+            data = f["nodes/position"][:, nodes] - f["mesh/points"][()][nodes]
+        else:
+            data = f[f"nodes/{name}"][:, nodes]
+        labels = [f"node {n}" for n in nodes]
+    elif name in RODS:
+        if "mesh/rods" not in f:
+            raise CaseError("the results file has no rod elements", key="plot")
+        conn = f["mesh/rods"][()]
+        elems = np.flatnonzero(np.isin(conn, nodes).all(axis=1))
+        if len(elems) == 0:
+            raise CaseError(f"no rod element has both nodes in set {set_name!r}", key="plot")
+        data = f[f"rods/{name}"][:, elems]
+        labels = [f"element {e}" for e in elems]
+    else:
+        raise CaseError(f"unknown quantity {name!r}; expected one of "
+                        f"{', '.join(NODAL + RODS)}", key="plot")
+    names = COMPONENTS.get(name, ("x", "y", "z"))
+    if component:
+        if component not in names:
+            raise CaseError(f"unknown component {component!r} of {name}; expected one of "
+                            f"{', '.join(names)}", key="plot")
+        picks = [names.index(component)]
+    else:
+        picks = list(range(len(names)))
+    if len(labels) * len(picks) > MAX_CURVES:  # many nodes: plot the set mean
+        data = data.mean(axis=1, keepdims=True)
+        labels = [f"mean of {len(nodes) if name in NODAL else len(elems)}"]
+    for i, label in enumerate(labels):
+        for k in picks:
+            ax.plot(t, data[:, i, k], label=f"{label} {names[k]}")
+    ax.set_ylabel(quantity)

@@ -1,0 +1,37 @@
+"""``rodsim info``: what a results file holds."""
+
+import h5py
+import numpy as np
+
+from rodsim.post.results import open_results
+
+
+def describe(path) -> str:
+    with open_results(path) as f:
+        t = f["time"][()]
+        n = f["mesh/points"].shape[0]
+        e = f["mesh/rods"].shape[0] if "mesh/rods" in f else 0
+        fields = []
+        f.visititems(lambda name, obj: fields.append(f"{name} {obj.shape}")
+                     if isinstance(obj, h5py.Dataset) and not name.startswith("mesh/") else None)
+        lines = [
+            f"file      {path}",
+            f"title     {f.attrs.get('title', '')}",
+            f"written   rodsim {f.attrs.get('rodsim_version', '?')}, layout {f.attrs['layout']}",
+            f"mesh      {n} nodes, {e} rod elements, sets: "
+            + ", ".join(sorted(f["mesh/sets"].keys())),
+        ]
+        if len(t) == 0:
+            return "\n".join([*lines, "frames    0 (the run wrote no frame)"])
+        lines.append(f"frames    {len(t)}, time {t[0]:.6g} to {t[-1]:.6g}")
+        k = len(t) - 1
+        lines.append("final     energy kinetic {:.6g}, internal {:.6g}, external {:.6g}, "
+                     "total {:.6g}".format(*(float(f[f"energy/{q}"][k]) for q in
+                                             ("kinetic", "internal", "external", "total"))))
+        lin, ang = f["momentum/linear"][k], f["momentum/angular"][k]
+        lines.append(f"          momentum linear {np.array2string(lin, precision=6)}, "
+                     f"angular {np.array2string(ang, precision=6)}")
+        if f.attrs.get("overrides"):
+            lines.append(f"overrides {f.attrs['overrides']}")
+        lines.append("fields    " + "\n          ".join(fields))
+        return "\n".join(lines)

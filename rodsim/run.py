@@ -1,0 +1,207 @@
+"""The one place that wires case -> model -> integrator -> writers.
+
+``prepare`` validates a case and builds everything short of integrating (``rodsim check``);
+``execute`` integrates and streams frames to the HDF5 file and the ParaView series
+(``rodsim run``). The library logs; progress goes to an optional callback; the CLI prints.
+"""
+
+import logging
+import math
+import time as wallclock
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from rodsim.case.load import Case, load_case
+from rodsim.case.model import Setup, build
+from rodsim.errors import CaseError
+from rodsim.integrators import dynamics
+from rodsim.integrators.diagnostics import nodal_velocities
+from rodsim.integrators.stable_step import stable_step
+from rodsim.lie.arrays import relative_quaternions
+from rodsim.model.rod import element_fields
+from rodsim.writers.frame import Frame
+from rodsim.writers.hdf5 import ResultsWriter
+from rodsim.writers.vtk import SeriesWriter
+
+log = logging.getLogger(__name__)
+
+PARALLEL_FROM = 2000  # elements; below this the parallel step does not pay off (benchmarks/)
+MAX_CHUNK = 2000  # steps per compiled call, so progress and interrupts stay responsive
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Time stepping and output: dt, total steps, steps between frames, stable-step estimate."""
+
+    dt: float
+    n_steps: int
+    steps_per_frame: int
+    stable_dt: float
+    parallel: bool
+
+    @property
+    def n_frames(self) -> int:
+        return 1 + math.ceil(self.n_steps / self.steps_per_frame)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    case: Case
+    setup: Setup
+    plan: Plan
+    overrides: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Result:
+    path: Path
+    pvd: Path | None
+    frames: int
+    steps: int
+    wall: float
+    final: Frame
+
+
+def plan(case: Case, model, n_elements: int) -> Plan:
+    """dt and output cadence from the solver and output settings (see docs/case_reference)."""
+    s, out = case.data["solver"], case.data["output"]
+    order = int(s["order"])
+    stable = stable_step(model, order)
+    t_end = s["t_end"]
+    interval = out["interval"]
+    if interval is None and out["every"] is None:
+        interval = t_end / 100.0
+    if s["dt"] == "auto":
+        if not math.isfinite(stable):
+            raise CaseError("dt: auto needs a stable-step estimate, and the model has no "
+                            "elastic element; give dt", key="solver.dt")
+        dt = s["safety"] * stable
+        if interval is not None:  # shrink dt so frames fall on the interval exactly
+            per = max(1, math.ceil(interval / dt * (1 - 1e-12)))
+            dt = interval / per
+        n_steps = max(1, math.ceil(t_end / dt * (1 - 1e-12)))
+    else:
+        dt = s["dt"]
+        n_steps = max(1, math.ceil(t_end / dt * (1 - 1e-12)))
+        per = max(1, round(interval / dt)) if interval is not None else None
+        if interval is not None and abs(per * dt - interval) > 1e-9 * interval:
+            log.warning("output.interval %g is not a multiple of dt %g; frames every %d steps",
+                        interval, dt, per)
+    if interval is None:
+        per = out["every"]
+    if s["parallel"] == "auto":
+        parallel = n_elements >= PARALLEL_FROM and numba.config.NUMBA_NUM_THREADS > 1
+    else:
+        parallel = bool(s["parallel"])
+    return Plan(float(dt), int(n_steps), int(min(per, n_steps)), float(stable), parallel)
+
+
+def prepare(case_path, overrides=()) -> Prepared:
+    """Validate the case and build the model and the time-stepping plan."""
+    case = load_case(case_path, overrides)
+    try:
+        setup = build(case)
+        if setup.prescribed:
+            raise CaseError("prescribed motion is not available in this version of rodsim",
+                            key="boundary")
+        p = plan(case, setup.model, setup.model.n_elements)
+    except CaseError as exc:
+        raise CaseError(exc.reason, file=str(case_path), key=exc.key) from None
+    return Prepared(case, setup, p, tuple(overrides))
+
+
+def summary(prep: Prepared) -> str:
+    """The one-screen model summary printed by ``rodsim run`` and ``rodsim check``."""
+    d, m, p = prep.case.data, prep.setup.model, prep.plan
+    s = d["solver"]
+    mesh = prep.setup.mesh
+    lines = [
+        f"case      {prep.case.path}" + (f"  ({d['title']})" if d["title"] else ""),
+        f"model     {m.n_nodes} nodes, {m.n_elements} rod elements, "
+        f"{len(mesh.part_names)} parts, {len(prep.setup.sections)} sections, "
+        f"mass {m.mass.sum():.6g}",
+        f"supports  {int(m.fixed.any(axis=1).sum())} nodes with fixed dofs; "
+        f"loads {len(d['loads'])}; point masses {len(d['masses'])}",
+        f"solver    {s['analysis']}, {s['scheme']} order {s['order']}, group {s['group']}"
+        + (", parallel" if p.parallel else ""),
+        f"time      t_end {s['t_end']:.6g}, dt {p.dt:.6g} "
+        f"({p.dt / p.stable_dt:.3g} x stable-step estimate {p.stable_dt:.6g}), "
+        f"{p.n_steps} steps",
+        f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
+    ]
+    if prep.overrides:
+        lines.append("overrides " + ", ".join(prep.overrides))
+    return "\n".join(lines)
+
+
+def frame(run: dynamics.Explicit, dt: float) -> Frame:
+    """The output Frame of a running explicit integration."""
+    model, st = run.model, run.state
+    n, e = model.n_nodes, model.n_elements
+    vel, omega = np.empty((n, 3)), np.empty((n, 3))
+    nodal_velocities(model.mass, model.inertia, st.rot, st.p, st.pi, vel, omega)
+    quat = np.empty((n, 4))
+    relative_quaternions(st.rot, model.rot0, quat)
+    gamma, kappa, force, moment = (np.empty((e, 3)) for _ in range(4))
+    element_fields(model.rods, st.x, st.rot, gamma, kappa, force, moment)
+    diag = run.diagnostics()
+    return Frame(
+        time=run.time, position=st.x.copy(), rotation=quat, directors=st.rot.copy(),
+        velocity=vel, angular_velocity=omega, linear_momentum=st.p.copy(),
+        angular_momentum=st.pi.copy(), force=force, moment=moment,
+        strain=gamma - model.rods.gamma0, curvature=kappa - model.rods.omega0,
+        kinetic=diag.kinetic, internal=diag.internal, external=diag.external,
+        total_linear=np.asarray(diag.linear_momentum, dtype=float),
+        total_angular=np.asarray(diag.angular_momentum, dtype=float), dt=dt,
+        iterations=float(run.max_iterations), residual=math.nan,
+    )  # fmt: skip
+
+
+def output_paths(case: Case, output=None) -> tuple[Path, Path]:
+    """(results .h5, ParaView .pvd) paths: -o, else <case-stem>.h5 next to the case file."""
+    h5 = Path(output) if output is not None else case.folder / f"{case.stem}.h5"
+    return h5, h5.with_suffix(".pvd")
+
+
+def execute(prep: Prepared, output=None, vtk: bool | None = None,
+            progress: Callable[[float, int, int], None] | None = None) -> Result:
+    """Integrate and write results; raises NumericalError (frames so far stay readable)."""
+    case, setup, p = prep.case, prep.setup, prep.plan
+    s = case.data["solver"]
+    init = case.data["initial"]
+    h5, pvd = output_paths(case, output)
+    vtk = case.data["output"]["vtk"] if vtk is None else vtk
+    model = setup.model
+    state = dynamics.initial_state(model, init["velocity"], init["angular_velocity"],
+                                   init["center"])
+    run = dynamics.start(model, p.dt, order=int(s["order"]), group=s["group"],
+                         parallel=p.parallel, state=state, tol=s["rotation_tol"])
+    started = wallclock.perf_counter()
+    title = case.data["title"]
+    with ResultsWriter(h5, setup.mesh, case.text, title, prep.overrides) as writer:
+        series = SeriesWriter(pvd, setup.mesh.points, setup.mesh.conn) if vtk else None
+        first = frame(run, p.dt)
+        writer.write(first)
+        if series:
+            series.write(first)
+        last = first
+        while run.step < p.n_steps:
+            target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
+            run.max_iterations = 0
+            while run.step < target:
+                dynamics.advance(run, min(MAX_CHUNK, target - run.step))
+                if progress:
+                    progress(run.time, run.step, p.n_steps)
+            last = frame(run, p.dt)
+            writer.write(last)
+            if series:
+                series.write(last)
+        frames = writer.frames
+    wall = wallclock.perf_counter() - started
+    log.info("%d steps in %.3g s (%.3g steps/s), %d frames", run.step, wall,
+             run.step / max(wall, 1e-12), frames)
+    return Result(h5, pvd if vtk else None, frames, run.step, wall, last)

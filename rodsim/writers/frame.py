@@ -1,0 +1,42 @@
+"""One output frame: every per-frame quantity of the results file, as arrays."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The state at one output time. N nodes, E rod elements; all float64.
+
+    position (N,3); rotation (N,4) unit quaternions (w, x, y, z), w >= 0, of the
+    reference-to-current rotation R = Lambda Lambda0^T; directors (N,3,3) current frames
+    (columns d1 d2 d3); velocity, angular_velocity, linear_momentum, angular_momentum (N,3)
+    spatial; force, moment, strain, curvature (E,3) in the section frame; energies and momenta
+    totals; dt, iterations, residual of the step(s) leading to this frame.
+    """
+
+    time: float
+    position: np.ndarray
+    rotation: np.ndarray
+    directors: np.ndarray
+    velocity: np.ndarray
+    angular_velocity: np.ndarray
+    linear_momentum: np.ndarray
+    angular_momentum: np.ndarray
+    force: np.ndarray
+    moment: np.ndarray
+    strain: np.ndarray
+    curvature: np.ndarray
+    kinetic: float
+    internal: float
+    external: float
+    total_linear: np.ndarray
+    total_angular: np.ndarray
+    dt: float
+    iterations: float
+    residual: float
+
+    @property
+    def total(self) -> float:
+        return self.kinetic + self.internal + self.external

@@ -1,0 +1,188 @@
+"""Results file, HDF5 layout v1 (INTERFACE.md §3), written frame by frame.
+
+Crash safety: the file is flushed after every frame, and the metadata cache keeps dirty
+metadata in memory between flushes (evictions off), so the file on disk changes only at a
+flush: a run killed at any point leaves every flushed frame readable. (SWMR mode would guard
+the flush itself too, but leaves a killed file flagged "open for write" that plain readers
+refuse until h5clear is run; the earliest file format has no such flag.) The new file is
+written under a temporary name next to the target and replaces an existing results file only
+once the first frame is written, so a run that fails to start never clobbers old results.
+"""
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from rodsim import __version__
+from rodsim.mesh.assemble import Mesh
+from rodsim.writers.frame import Frame
+
+log = logging.getLogger(__name__)
+
+LAYOUT = 1
+
+# dataset path -> (shape after the frame axis; "N" nodes, "E" elements), Frame attribute
+NODE_FIELDS = {
+    "nodes/position": ((3,), "position"),
+    "nodes/rotation": ((4,), "rotation"),
+    "nodes/velocity": ((3,), "velocity"),
+    "nodes/angular_velocity": ((3,), "angular_velocity"),
+    "nodes/linear_momentum": ((3,), "linear_momentum"),
+    "nodes/angular_momentum": ((3,), "angular_momentum"),
+}
+ROD_FIELDS = {
+    "rods/force": ((3,), "force"),
+    "rods/moment": ((3,), "moment"),
+    "rods/strain": ((3,), "strain"),
+    "rods/curvature": ((3,), "curvature"),
+}
+SCALARS = {
+    "time": "time",
+    "energy/kinetic": "kinetic",
+    "energy/internal": "internal",
+    "energy/external": "external",
+    "energy/total": "total",
+    "solver/dt": "dt",
+    "solver/iterations": "iterations",
+    "solver/residual": "residual",
+}
+TOTALS = {"momentum/linear": "total_linear", "momentum/angular": "total_angular"}
+
+DESCRIPTIONS = {
+    "time": "simulated time (equilibrium: load multiplier)",
+    "nodes/position": "current node positions",
+    "nodes/rotation": "unit quaternions (w, x, y, z) of the reference-to-current section frame",
+    "nodes/velocity": "spatial velocity",
+    "nodes/angular_velocity": "spatial angular velocity",
+    "nodes/linear_momentum": "spatial nodal linear momentum (discrete Legendre transform)",
+    "nodes/angular_momentum": "spatial nodal angular momentum about the node",
+    "rods/force": "stress resultant in the section frame: axial, shear2, shear3",
+    "rods/moment": "stress couple in the section frame: torsion, bending2, bending3",
+    "rods/strain": "Gamma - Gamma0 in the section frame",
+    "rods/curvature": "Omega - Omega0 in the section frame",
+    "energy/kinetic": "kinetic energy",
+    "energy/internal": "strain energy",
+    "energy/external": "potential of conservative loads (gravity), 0 otherwise",
+    "energy/total": "kinetic + internal + external",
+    "momentum/linear": "total linear momentum",
+    "momentum/angular": "total angular momentum about the origin",
+    "solver/dt": "time step",
+    "solver/iterations": "explicit: largest nodal rotation-solve iteration count since the "
+                         "previous frame",
+    "solver/residual": "explicit: NaN (no global residual; local solves converge to "
+                       "solver.rotation_tol)",
+}
+
+
+class ResultsWriter:
+    """Stream frames into a results file; use as a context manager.
+
+    ``with ResultsWriter(path, mesh, case_text, title) as w: w.write(frame)``.
+    """
+
+    def __init__(self, path, mesh: Mesh, case_text: str, title: str = "", overrides=(),
+                 extra_attrs=None):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".partial",
+                                   dir=self.path.parent)
+        os.close(fd)
+        self.tmp = Path(tmp)
+        self.frames = 0
+        self.replaced = False
+        n, e = mesh.n_nodes, mesh.n_elements
+        f = h5py.File(self.tmp, "w")
+        config = f.id.get_mdc_config()
+        config.evictions_enabled = False  # needs a fixed cache size
+        config.incr_mode = 0  # H5C_incr__off
+        config.decr_mode = 0  # H5C_decr__off
+        config.flash_incr_mode = 0  # H5C_flash_incr__off
+        f.id.set_mdc_config(config)
+        self.file = f
+        f.attrs["rodsim_version"] = __version__
+        f.attrs["layout"] = LAYOUT
+        f.attrs["case"] = case_text
+        f.attrs["title"] = title
+        f.attrs["overrides"] = "\n".join(overrides)
+        for k, v in (extra_attrs or {}).items():
+            f.attrs[k] = v
+        g = f.create_group("mesh")
+        g.create_dataset("points", data=mesh.points)
+        g.create_dataset("frames", data=mesh.frames)
+        g["frames"].attrs["description"] = "reference nodal frames, columns d1 d2 d3"
+        if e:
+            g.create_dataset("rods", data=mesh.conn)
+            g.create_dataset("rod_section", data=mesh.section)
+            g["rod_section"].attrs["names"] = list(mesh.section_names)
+            g.create_dataset("rod_part", data=mesh.part)
+            g["rod_part"].attrs["names"] = list(mesh.part_names)
+        sets = g.create_group("sets")
+        for name, nodes in mesh.sets.items():
+            sets.create_dataset(name, data=np.asarray(nodes, dtype=np.int64))
+        self.datasets = {}
+        for name, (shape, _) in NODE_FIELDS.items():
+            self._create(name, (n, *shape))
+        for name, (shape, _) in ROD_FIELDS.items():
+            if e:
+                self._create(name, (e, *shape))
+        for name in SCALARS:
+            self._create(name, ())
+        for name in TOTALS:
+            self._create(name, (3,))
+        f.flush()
+
+    def _create(self, name: str, shape: tuple) -> None:
+        size = int(np.prod(shape)) * 8 if shape else 8
+        chunk_frames = max(1, min(1024, (1 << 20) // size))
+        ds = self.file.create_dataset(name, shape=(0, *shape), maxshape=(None, *shape),
+                                      dtype="f8", chunks=(chunk_frames, *shape))
+        ds.attrs["description"] = DESCRIPTIONS[name]
+        self.datasets[name] = ds
+
+    def write(self, frame: Frame) -> None:
+        """Append one frame and flush it to disk."""
+        k = self.frames
+        values = {name: getattr(frame, attr) for name, (_, attr) in NODE_FIELDS.items()}
+        values |= {name: getattr(frame, attr) for name, (_, attr) in ROD_FIELDS.items()}
+        values |= {name: getattr(frame, attr) for name, attr in SCALARS.items()}
+        values |= {name: getattr(frame, attr) for name, attr in TOTALS.items()}
+        for name, ds in self.datasets.items():
+            ds.resize(k + 1, axis=0)
+            ds[k] = values[name]
+        self.file.flush()
+        self.frames += 1
+        if not self.replaced:
+            os.replace(self.tmp, self.path)  # the open handle follows the renamed file
+            self.replaced = True
+
+    def close(self) -> None:
+        if self.file is None:
+            return
+        self.file.close()
+        self.file = None
+        if not self.replaced:
+            self.tmp.unlink(missing_ok=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def read_frames(path, names=None) -> dict:
+    """All datasets of a results file as numpy arrays (or only ``names``), plus 'attrs'."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        out["attrs"] = dict(f.attrs)
+
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and (names is None or name in names):
+                out[name] = obj[()]
+
+        f.visititems(visit)
+    return out

@@ -1,0 +1,89 @@
+"""ParaView series (INTERFACE.md §4): ``<stem>.pvd`` and one ``.vtu`` per frame in
+``<stem>_vtk/``.
+
+Rods are line cells. Point data: displacement, velocity, angular_velocity, d1, d2, d3.
+Cell data: force, moment (section frame), strain, curvature. The .pvd index is rewritten
+atomically after every frame, so an interrupted run leaves a series ParaView can open.
+"""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+import meshio
+import numpy as np
+
+from rodsim.writers.frame import Frame
+
+
+class SeriesWriter:
+    """Stream frames into a ParaView series next to ``pvd`` (a path ending in .pvd)."""
+
+    def __init__(self, pvd, points: np.ndarray, conn: np.ndarray):
+        self.pvd = Path(pvd)
+        self.folder = self.pvd.with_name(self.pvd.stem + "_vtk")
+        if self.folder.exists():
+            shutil.rmtree(self.folder)
+        self.folder.mkdir(parents=True)
+        self.points = np.asarray(points, dtype=float)
+        self.cells = [("line", np.asarray(conn, dtype=np.int64))]
+        self.entries: list[tuple[float, str]] = []
+
+    def write(self, frame: Frame) -> None:
+        k = len(self.entries)
+        name = f"{self.pvd.stem}_{k:06d}.vtu"
+        d = frame.directors
+        point_data = {
+            "displacement": frame.position - self.points,
+            "velocity": frame.velocity,
+            "angular_velocity": frame.angular_velocity,
+            "d1": np.ascontiguousarray(d[:, :, 0]),
+            "d2": np.ascontiguousarray(d[:, :, 1]),
+            "d3": np.ascontiguousarray(d[:, :, 2]),
+        }
+        cell_data = {
+            "force": [frame.force],
+            "moment": [frame.moment],
+            "strain": [frame.strain],
+            "curvature": [frame.curvature],
+        }
+        mesh = meshio.Mesh(frame.position, self.cells, point_data=point_data,
+                           cell_data=cell_data)
+        mesh.write(self.folder / name, file_format="vtu", binary=True, compression="zlib")
+        self.entries.append((frame.time, name))
+        self._write_index()
+
+    def _write_index(self) -> None:
+        lines = ['<?xml version="1.0"?>',
+                 '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
+                 "  <Collection>"]
+        for t, name in self.entries:
+            ref = quoteattr(f"{self.folder.name}/{name}")
+            lines.append(f'    <DataSet timestep="{t:.17g}" group="" part="0" file={ref}/>')
+        lines += ["  </Collection>", "</VTKFile>", ""]
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.pvd.name}.", dir=self.pvd.parent)
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(lines))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, self.pvd)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def read_pvd(pvd) -> list[tuple[float, Path]]:
+    """(time, vtu path) entries of a .pvd file."""
+    import xml.etree.ElementTree as ET
+
+    pvd = Path(pvd)
+    root = ET.parse(pvd).getroot()
+    return [(float(d.get("timestep")), pvd.parent / d.get("file"))
+            for d in root.iter("DataSet")]

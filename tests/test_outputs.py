@@ -1,0 +1,196 @@
+"""Results file (HDF5 layout v1) and ParaView series: written, read back and compared with the
+integrator's own state; crash safety; replacing old results only after a successful start."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import meshio
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from rodsim import run as runner
+from rodsim.cli import main
+from rodsim.integrators import dynamics
+from rodsim.post.export import export_vtk
+from rodsim.post.results import quaternion_matrices
+from rodsim.writers.vtk import read_pvd
+
+INPUTS = Path(__file__).resolve().parents[1] / "inputs"
+SPAGHETTI = INPUTS / "spaghetti" / "spaghetti.yaml"
+
+NODE_DATASETS = ["nodes/position", "nodes/rotation", "nodes/velocity", "nodes/angular_velocity",
+                 "nodes/linear_momentum", "nodes/angular_momentum"]
+ROD_DATASETS = ["rods/force", "rods/moment", "rods/strain", "rods/curvature"]
+SCALAR_DATASETS = ["time", "energy/kinetic", "energy/internal", "energy/external",
+                   "energy/total", "solver/dt", "solver/iterations", "solver/residual"]
+
+
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory):
+    """The spaghetti case to t = 1 with a frame every 20 steps, run through rodsim.run."""
+    out = tmp_path_factory.mktemp("spaghetti") / "s.h5"
+    prep = runner.prepare(SPAGHETTI, ["solver.t_end=1.0", "output.interval=0.1"])
+    result = runner.execute(prep, out, vtk=True)
+    return prep, result
+
+
+def test_layout_v1_datasets_and_attributes(short_run):
+    prep, result = short_run
+    n, e, frames = 11, 10, 11
+    assert result.frames == frames
+    with h5py.File(result.path, "r") as f:
+        assert f.attrs["layout"] == 1
+        assert f.attrs["case"] == SPAGHETTI.read_text()
+        assert f.attrs["title"] == "Flying spaghetti 3D"
+        assert f.attrs["rodsim_version"]
+        assert f["mesh/points"].shape == (n, 3)
+        assert f["mesh/rods"].shape == (e, 2) and f["mesh/rods"].dtype.kind == "i"
+        assert sorted(f["mesh/sets"]) == ["beam.all", "beam.end", "beam.start"]
+        assert list(f["mesh/sets/beam.end"][()]) == [10]
+        for name in NODE_DATASETS:
+            assert f[name].shape == (frames, n, 4 if name.endswith("rotation") else 3), name
+            assert f[name].dtype == np.float64
+        for name in ROD_DATASETS:
+            assert f[name].shape == (frames, e, 3), name
+        for name in SCALAR_DATASETS:
+            assert f[name].shape == (frames,), name
+        for name in ("momentum/linear", "momentum/angular"):
+            assert f[name].shape == (frames, 3)
+        np.testing.assert_allclose(f["time"][()], np.linspace(0, 1, frames), atol=1e-12)
+        np.testing.assert_array_equal(f["nodes/position"][0], f["mesh/points"][()])
+        np.testing.assert_array_equal(f["nodes/rotation"][0], np.tile([1.0, 0, 0, 0], (n, 1)))
+        np.testing.assert_allclose(f["rods/strain"][0], 0.0, atol=1e-15)  # round-off
+        total = sum(f[f"energy/{q}"][()] for q in ("kinetic", "internal", "external"))
+        np.testing.assert_allclose(f["energy/total"][()], total, rtol=1e-15)
+
+
+def test_results_match_the_integrator(short_run):
+    """The file holds exactly the state the integrator reaches (same model, dt and steps)."""
+    prep, result = short_run
+    run = dynamics.start(prep.setup.model, prep.plan.dt)
+    dynamics.advance(run, prep.plan.n_steps)
+    d = run.diagnostics()
+    with h5py.File(result.path, "r") as f:
+        np.testing.assert_allclose(f["nodes/position"][-1], run.state.x, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(f["nodes/linear_momentum"][-1], run.state.p, atol=1e-13)
+        np.testing.assert_allclose(f["momentum/angular"][-1], d.angular_momentum, atol=1e-12)
+        np.testing.assert_allclose(f["energy/kinetic"][-1], d.kinetic, rtol=1e-13)
+        # the quaternions reproduce the nodal frames: Lambda = R(q) Lambda0
+        directors = quaternion_matrices(f["nodes/rotation"][-1]) @ f["mesh/frames"][()]
+        np.testing.assert_allclose(directors, run.state.rot, atol=1e-14)
+        # velocities are the Legendre transform's inverse: p = m v
+        np.testing.assert_allclose(f["nodes/velocity"][-1] * prep.setup.model.mass[:, None],
+                                   run.state.p, atol=1e-13)
+
+
+def test_section_forces_are_stiffness_times_strain(short_run):
+    prep, result = short_run
+    c1 = prep.setup.model.rods.c1
+    c2 = prep.setup.model.rods.c2
+    with h5py.File(result.path, "r") as f:
+        # atol: round-off of Gamma - Gamma0 (|Gamma| ~ 1) times C1 ~ 1e4
+        np.testing.assert_allclose(f["rods/force"][-1], c1 * f["rods/strain"][-1], atol=1e-11)
+        np.testing.assert_allclose(f["rods/moment"][-1], c2 * f["rods/curvature"][-1],
+                                   atol=1e-11)
+        assert np.abs(f["rods/force"][-1]).max() > 1e-3  # the rod is actually loaded
+
+
+def test_vtk_series_reads_back(short_run):
+    prep, result = short_run
+    entries = read_pvd(result.pvd)
+    with h5py.File(result.path, "r") as f:
+        assert [t for t, _ in entries] == pytest.approx(list(f["time"][()]), abs=1e-15)
+        for k in (0, len(entries) - 1):
+            m = meshio.read(entries[k][1])
+            np.testing.assert_allclose(m.points, f["nodes/position"][k], atol=1e-15)
+            np.testing.assert_array_equal(m.cells_dict["line"], f["mesh/rods"][()])
+            np.testing.assert_allclose(m.point_data["displacement"],
+                                       f["nodes/position"][k] - f["mesh/points"][()], atol=1e-15)
+            np.testing.assert_allclose(m.point_data["velocity"], f["nodes/velocity"][k])
+            np.testing.assert_allclose(m.point_data["angular_velocity"],
+                                       f["nodes/angular_velocity"][k])
+            directors = quaternion_matrices(f["nodes/rotation"][k]) @ f["mesh/frames"][()]
+            for i in range(3):
+                np.testing.assert_allclose(m.point_data[f"d{i + 1}"], directors[:, :, i],
+                                           atol=1e-14)
+            np.testing.assert_allclose(m.cell_data["force"][0], f["rods/force"][k])
+            np.testing.assert_allclose(m.cell_data["moment"][0], f["rods/moment"][k])
+
+
+def test_export_reproduces_the_series(short_run, tmp_path):
+    prep, result = short_run
+    pvd, n = export_vtk(result.path, tmp_path)
+    assert n == result.frames
+    original = read_pvd(result.pvd)
+    exported = read_pvd(pvd)
+    assert [t for t, _ in exported] == [t for t, _ in original]
+    a, b = meshio.read(original[-1][1]), meshio.read(exported[-1][1])
+    for key in ("displacement", "velocity", "d1", "d2", "d3"):
+        np.testing.assert_allclose(b.point_data[key], a.point_data[key], atol=1e-14)
+    np.testing.assert_allclose(b.cell_data["force"][0], a.cell_data["force"][0])
+
+
+def test_numerical_failure_keeps_frames_and_advises(tmp_path):
+    out = tmp_path / "blowup.h5"
+    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out), "--no-vtk",
+                                    "--set", "solver.dt=0.02", "--set", "output.every=5"])
+    assert res.exit_code == 3, res.output
+    message = res.stderr if hasattr(res, "stderr") else res.output
+    assert "stable-step estimate 0.00987" in message and "dt = 0.02" in message
+    assert "Traceback" not in message
+    with h5py.File(out, "r") as f:
+        k = f["time"].shape[0]
+        assert k >= 2
+        for name in NODE_DATASETS + ROD_DATASETS + SCALAR_DATASETS:
+            assert f[name].shape[0] == k
+            assert np.all(np.isfinite(f[name][()])) or name == "solver/residual"
+
+
+def test_failed_start_keeps_old_results(tmp_path):
+    out = tmp_path / "r.h5"
+    out.write_bytes(b"old results")
+    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out),
+                                    "--set", "solver.dt=-1"])
+    assert res.exit_code == 2
+    assert out.read_bytes() == b"old results"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.h5"]  # no temporary left behind
+
+
+def test_killed_run_leaves_a_readable_file(tmp_path):
+    """SIGKILL in the middle of a run: every frame flushed so far reads back consistently."""
+    out = tmp_path / "killed.h5"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rodsim.cli", "run", str(SPAGHETTI), "-o", str(out), "-q",
+         "--no-vtk", "--set", "solver.t_end=100000", "--set", "output.every=20"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        frames = 0
+        while frames < 5 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            if out.exists():
+                try:
+                    with h5py.File(out, "r", locking=False) as f:
+                        frames = f["time"].shape[0]
+                except OSError:
+                    pass
+            assert proc.poll() is None, proc.stderr.read()
+        assert frames >= 5
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    with h5py.File(out, "r") as f:
+        k = f["time"].shape[0]
+        assert k >= 5
+        t = f["time"][()]
+        assert np.all(np.diff(t) > 0)
+        for name in NODE_DATASETS + ROD_DATASETS:
+            assert f[name].shape[0] == k
+            assert np.all(np.isfinite(f[name][()]))
+        np.testing.assert_allclose(f["momentum/linear"][-1, 1:], 0.0, atol=1e-12)
