@@ -29,6 +29,9 @@ def _handle_errors(fn):
                 raise
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except BrokenPipeError:  # e.g. `rodsim check case.yaml | head`
+            sys.stderr.close()
+            ctx.exit(0)
         except KeyboardInterrupt:
             click.echo("\ninterrupted: the frames written so far are kept", err=True)
             ctx.exit(130)

@@ -30,6 +30,7 @@ from rodsim.writers.vtk import SeriesWriter
 log = logging.getLogger(__name__)
 
 PARALLEL_FROM = 2000  # elements; below this the parallel step does not pay off (benchmarks/)
+MAX_STEPS = 10**12
 MAX_CHUNK = 2000  # steps per compiled call, so progress and interrupts stay responsive
 
 
@@ -70,7 +71,14 @@ def plan(case: Case, model, n_elements: int) -> Plan:
     """dt and output cadence from the solver and output settings (see docs/case_reference)."""
     s, out = case.data["solver"], case.data["output"]
     order = int(s["order"])
-    stable = stable_step(model, order)
+    with np.errstate(all="ignore"):
+        try:
+            stable = stable_step(model, order)
+        except np.linalg.LinAlgError:
+            stable = math.nan
+    if math.isnan(stable):
+        raise CaseError("the section properties are out of the representable range (the "
+                        "stable-step estimate is not a number)", key="sections")
     t_end = s["t_end"]
     interval = out["interval"]
     if interval is None and out["every"] is None:
@@ -83,14 +91,17 @@ def plan(case: Case, model, n_elements: int) -> Plan:
         if interval is not None:  # shrink dt so frames fall on the interval exactly
             per = max(1, math.ceil(interval / dt * (1 - 1e-12)))
             dt = interval / per
-        n_steps = max(1, math.ceil(t_end / dt * (1 - 1e-12)))
+        n_steps = max(1, math.ceil(min(t_end / dt, 2.0 * MAX_STEPS) * (1 - 1e-12)))
     else:
         dt = s["dt"]
-        n_steps = max(1, math.ceil(t_end / dt * (1 - 1e-12)))
+        n_steps = max(1, math.ceil(min(t_end / dt, 2.0 * MAX_STEPS) * (1 - 1e-12)))
         per = max(1, round(interval / dt)) if interval is not None else None
         if interval is not None and abs(per * dt - interval) > 1e-9 * interval:
             log.warning("output.interval %g is not a multiple of dt %g; frames every %d steps",
                         interval, dt, per)
+    if n_steps > MAX_STEPS:
+        raise CaseError(f"t_end / dt = {t_end / dt:.3g} steps is more than {MAX_STEPS:.0e}; "
+                        "shorten t_end or enlarge dt", key="solver.t_end")
     if interval is None:
         per = out["every"]
     if s["parallel"] == "auto":

@@ -80,7 +80,7 @@ def parse_yaml(text: str, file: str | None = None):
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
         raise CaseError(f"invalid YAML: {_yaml_problem(exc)}", file=file, key=where) from None
     except ValueError as exc:  # a value PyYAML cannot convert: a huge integer, a bad date
-        reason = str(exc).split(";")[0]
+        reason = str(exc).split(";")[0]  # not Python's advice on raising its digit limit
         raise CaseError(f"invalid YAML: a value cannot be read ({reason})", file=file) from None
 
 

@@ -17,18 +17,8 @@ from rodsim.mesh.assemble import Mesh, build_mesh, unknown_set_message
 from rodsim.model import timefunc
 from rodsim.model.assembly import Model, PointMass, build_model
 from rodsim.model.loads import Gravity, NodalLoad
+from rodsim.model.prescribed import Prescribed
 from rodsim.model.sections import RodSection, section_from_material, section_from_resultants
-
-
-@dataclass(frozen=True)
-class Prescribed:
-    """Prescribed motion of nodes: x = x0 + f(t) u for the translations if ``displacement``,
-    Lambda = exp(f(t) theta) Lambda0 if ``rotation`` (None: that part is free)."""
-
-    nodes: np.ndarray
-    displacement: tuple | None
-    rotation: tuple | None
-    time: timefunc.TimeFunction
 
 
 @dataclass(frozen=True)
@@ -172,6 +162,7 @@ def build(case: Case) -> Setup:
         masses.append(PointMass(nodes, m["mass"], tensor))
 
     model = build_model(mesh.points, mesh.frames, mesh.conn, per_element, fixed=fixed,
-                        loads=loads, gravity=gravity, point_masses=masses)
+                        loads=loads, gravity=gravity, point_masses=masses,
+                        end_frames=mesh.end_frames, prescribed=prescribed)
     return Setup(case, mesh, model, rod_sections, tuple(prescribed))
 

@@ -32,7 +32,7 @@ DOFS = ("ux", "uy", "uz", "rx", "ry", "rz")
 
 POSITIVE = Number(gt=0)
 NONNEGATIVE = Number(ge=0)
-COUNT = Number(ge=1, integer=True)
+COUNT = Number(ge=1, le=1e8, integer=True)  # beyond 1e8 elements memory runs out first
 NAME = Text(identifier=True)
 SET_NAME = Text()  # a reference may be dotted: beam.end
 POINT = Vector()
@@ -91,6 +91,7 @@ TIME = OneOf(
 _UP = Field("up", DIRECTION, "direction of section axis d3 in the reference state "
             "(made orthogonal to the tangent); default: global z, or x for a near-vertical rod",
             optional=True)
+
 
 def _rod_length(data, path: Path):
     # caught here, where the message can say what is wrong: the mesher only sees a bad tangent
@@ -264,8 +265,8 @@ class Box:
 SET = OneOf((
     ("near", POINT, "the node nearest a point"),
     ("box", Box(), "all nodes inside [[xmin, ymin, zmin], [xmax, ymax, zmax]]"),
-    ("nodes", ListOf(Number(ge=0, integer=True), min_items=1), "node numbers (0-based, after "
-     "merging; see `rodsim check`)"),
+    ("nodes", ListOf(Number(ge=0, le=2**62, integer=True), min_items=1),
+     "node numbers (0-based, after merging; see `rodsim check`)"),
     ("union", ListOf(SET_NAME, min_items=1), "all nodes of the named sets"),
 ))
 
@@ -334,6 +335,15 @@ INITIAL = Record((
 
 # --- solver and output --------------------------------------------------------------------------
 
+def _step_count(data, path: Path):
+    # a denormal dt (1e-320) makes t_end / dt overflow where the steps are counted
+    if data["dt"] != "auto" and not math.isfinite(data["t_end"] / data["dt"]):
+        raise fail((*path, "dt"), f"expected a time step giving a finite number of steps up to "
+                   f"t_end = {data['t_end']:g}, got {data['dt']:g}")
+
+
+_step_count.__doc__ = "t_end / dt is finite"
+
 SOLVER = Record((
     Field("analysis", Text(choices=("dynamic", "equilibrium")), "analysis type",
           default="dynamic"),
@@ -366,7 +376,7 @@ SOLVER = Record((
           "elements on", default="auto"),
     Field("rotation_tol", POSITIVE, "explicit scheme: tolerance of the nodal rotation solve",
           default=1e-13),
-))
+), rules=(_step_count,))
 
 OUTPUT = Record((
     Field("every", COUNT, "steps between frames", optional=True),

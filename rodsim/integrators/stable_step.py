@@ -15,7 +15,7 @@ import numpy as np
 from rodsim.integrators.explicit import COEFFICIENTS
 from rodsim.jit import kernel
 from rodsim.lie import so3
-from rodsim.model.rod import element_response
+from rodsim.model.rod import element_response, end_frames_of
 
 
 @kernel
@@ -83,14 +83,18 @@ def element_max_frequencies(model) -> np.ndarray:
     el = model.rods
     ne = el.conn.shape[0]
     k = np.zeros((ne, 12, 12))
-    element_stiffness(el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0, model.x0,
-                      model.rot0, 1.0e-6, k)  # fmt: skip
+    # each element on its own end frames (Lambda_a Q_ea: see RodElements.offset)
+    ends = end_frames_of(el.conn, model.rot0, el.offset)
+    own = np.arange(2 * ne, dtype=np.int64).reshape(ne, 2)
+    element_stiffness(own, el.length, el.c1, el.c2, el.gamma0, el.omega0,
+                      np.ascontiguousarray(model.x0[el.conn].reshape(-1, 3)),
+                      np.ascontiguousarray(ends.reshape(-1, 3, 3)), 1.0e-6, k)  # fmt: skip
     k = 0.5 * (k + k.transpose(0, 2, 1))
     # to material rotation axes, where the element's inertia share is diagonal
     t = np.zeros((ne, 12, 12))
     eye = np.eye(3)
     for node in (0, 1):
-        r = model.rot0[el.conn[:, node]]
+        r = ends[:, node]
         t[:, 6 * node : 6 * node + 3, 6 * node : 6 * node + 3] = eye
         t[:, 6 * node + 3 : 6 * node + 6, 6 * node + 3 : 6 * node + 6] = r
     k = np.einsum("eji,ejk,ekl->eil", t, k, t)

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rodsim.model import timefunc
 from rodsim.model.loads import Gravity, LoadArrays, NodalLoad, load_kinks, pack_loads
+from rodsim.model.prescribed import (
+    Prescribed,
+    PrescribedArrays,
+    pack_prescribed,
+    prescribed_dofs,
+)
 from rodsim.model.rod import RodElements, make_elements
 from rodsim.model.sections import RodSection
 
@@ -34,8 +41,9 @@ class Model:
     x0 (N,3), rot0 (N,3,3) reference positions and nodal frames (columns d1, d2, d3);
     rods: element data; rho_a (E,), rho_i (E,3) = (rhoJ, rhoI2, rhoI3) per element;
     mass (N,), inertia (N,3,3) lumped nodal mass and material rotational inertia;
-    fixed (N,6) bool for (ux, uy, uz, rx, ry, rz) in global axes; loads packed for kernels;
-    kinks: times where a load history is not smooth.
+    fixed (N,6) bool for (ux, uy, uz, rx, ry, rz) in global axes (prescribed dofs included);
+    loads and prescribed motions packed for kernels; kinks: times where a load or prescribed
+    history is not smooth.
     """
 
     x0: np.ndarray
@@ -48,6 +56,7 @@ class Model:
     fixed: np.ndarray
     loads: LoadArrays
     kinks: np.ndarray
+    prescribed: PrescribedArrays = pack_prescribed(())
 
     @property
     def n_nodes(self) -> int:
@@ -58,8 +67,12 @@ class Model:
         return self.rods.conn.shape[0]
 
 
-def lumped_inertia(conn, length, rot0, rho_a, rho_i, n_nodes):
-    """Nodal mass (N,) and material inertia (N,3,3) from Gauss–Lobatto lumping."""
+def lumped_inertia(conn, length, rot0, rho_a, rho_i, n_nodes, offset=None):
+    """Nodal mass (N,) and material inertia (N,3,3) from Gauss–Lobatto lumping.
+
+    offset (E,2,3,3): element section frame relative to the nodal frame at each end (see
+    RodElements); the element's diagonal inertia share is rotated into the nodal frame.
+    """
     mass = np.zeros(n_nodes)
     inertia = np.zeros((n_nodes, 3, 3))
     half = 0.5 * length
@@ -67,6 +80,9 @@ def lumped_inertia(conn, length, rot0, rho_a, rho_i, n_nodes):
         np.add.at(mass, conn[:, side], half * rho_a)
         diag = np.zeros((conn.shape[0], 3, 3))
         diag[:, [0, 1, 2], [0, 1, 2]] = half[:, None] * rho_i
+        if offset is not None:
+            q = offset[:, side]
+            diag = np.einsum("eij,ejk,elk->eil", q, diag, q)
         np.add.at(inertia, conn[:, side], diag)
     return mass, inertia
 
@@ -81,9 +97,12 @@ def build_model(
     loads: Sequence[NodalLoad] = (),
     gravity: Sequence[Gravity] = (),
     point_masses: Sequence[PointMass] = (),
+    end_frames=None,
+    prescribed: Sequence[Prescribed] = (),
 ) -> Model:
     """Assemble a Model. ``sections`` is one RodSection or one per element; ``fixed`` is None
-    or an (N,6) boolean array."""
+    or an (N,6) boolean array; ``end_frames`` (E,2,3,3) the reference section frames at the
+    element ends where they differ from the nodal frames ``rot0`` (corners of frames)."""
     x0 = np.ascontiguousarray(x0, dtype=np.float64)
     rot0 = np.ascontiguousarray(rot0, dtype=np.float64)
     conn = np.ascontiguousarray(conn, dtype=np.int64).reshape(-1, 2)
@@ -95,8 +114,8 @@ def build_model(
     c2 = np.array([s.C2 for s in per_element]).reshape(ne, 3)
     rho_a = np.array([s.rhoA for s in per_element], dtype=float)
     rho_i = np.array([[s.rhoJ, s.rhoI2, s.rhoI3] for s in per_element], dtype=float).reshape(ne, 3)
-    rods = make_elements(conn, x0, rot0, c1, c2)
-    mass, inertia = lumped_inertia(conn, rods.length, rot0, rho_a, rho_i, n)
+    rods = make_elements(conn, x0, rot0, c1, c2, end_frames)
+    mass, inertia = lumped_inertia(conn, rods.length, rot0, rho_a, rho_i, n, rods.offset)
     for pm in point_masses:
         nodes = np.asarray(pm.nodes, dtype=np.int64).ravel()
         j = np.asarray(pm.inertia, dtype=float).reshape(3, 3)
@@ -105,7 +124,8 @@ def build_model(
         inertia[nodes] += np.einsum("nji,jk,nkl->nil", rot0[nodes], j, rot0[nodes])
     if fixed is None:
         fixed = np.zeros((n, 6), dtype=bool)
-    fixed = np.ascontiguousarray(fixed, dtype=bool).reshape(n, 6)
+    fixed = np.ascontiguousarray(fixed, dtype=bool).reshape(n, 6) | prescribed_dofs(prescribed, n)
+    kinks = [load_kinks(loads, gravity)] + [timefunc.kinks(p.time) for p in prescribed]
     return Model(
         x0=x0,
         rot0=rot0,
@@ -116,5 +136,6 @@ def build_model(
         inertia=inertia,
         fixed=fixed,
         loads=pack_loads(loads, gravity),
-        kinks=load_kinks(loads, gravity),
+        kinks=np.unique(np.concatenate(kinks)),
+        prescribed=pack_prescribed(prescribed),
     )

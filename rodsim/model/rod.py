@@ -42,6 +42,11 @@ class RodElements(NamedTuple):
     c2 (E,3) = (GJ, EI2, EI3); gamma0, omega0 (E,3) reference strains (section frame);
     node_ptr (N+1,) and node_slots (2E,) int64: CSR map node -> element ends, a slot being
     2*e + side (side 0 = first node of e), used by the parallel gather.
+    offset (E,2,3,3), has_offset (E,) int64: where elements meet at an angle (frames, Gmsh
+    polylines) a node's frame is not the element's section frame; the element then uses
+    Lambda_a Q_ea at its end, Q_ea = Lambda0_a^T (reference section frame at that end), a
+    constant rotation. Spatial rotation variations of Lambda_a Q_ea are those of Lambda_a,
+    so the element's nodal moments apply to the node unchanged.
     """
 
     conn: np.ndarray
@@ -52,6 +57,8 @@ class RodElements(NamedTuple):
     omega0: np.ndarray
     node_ptr: np.ndarray
     node_slots: np.ndarray
+    offset: np.ndarray
+    has_offset: np.ndarray
 
 
 @kernel(inline="always")
@@ -148,11 +155,23 @@ def element_response(x1, x2, r1, r2, h, c1, c2, g0, w0):
 
 
 @kernel(inline="always")
-def _element_at(conn, length, c1, c2, gamma0, omega0, e, x, rot):
+def _end_rotations(rot, offset, has_offset, e, i, j):
+    """Section frames at the two ends of element e: Lambda_i Q_e0, Lambda_j Q_e1."""
+    r1 = _load_mat(rot, i)
+    r2 = _load_mat(rot, j)
+    if has_offset[e]:
+        r1 = so3.matmul(r1, _load_mat(offset[e], 0))
+        r2 = so3.matmul(r2, _load_mat(offset[e], 1))
+    return r1, r2
+
+
+@kernel(inline="always")
+def _element_at(conn, length, c1, c2, gamma0, omega0, offset, has_offset, e, x, rot):
     i = conn[e, 0]
     j = conn[e, 1]
+    r1, r2 = _end_rotations(rot, offset, has_offset, e, i, j)
     return element_response(
-        _load_vec(x, i), _load_vec(x, j), _load_mat(rot, i), _load_mat(rot, j), length[e],
+        _load_vec(x, i), _load_vec(x, j), r1, r2, length[e],
         _load_vec(c1, e), _load_vec(c2, e), _load_vec(gamma0, e), _load_vec(omega0, e),
     )  # fmt: skip
 
@@ -165,8 +184,8 @@ def internal_forces(el, x, rot, f, tau):
     """
     energy = 0.0
     for e in range(el.conn.shape[0]):
-        n, t1, t2, u = _element_at(el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0, e,
-                                   x, rot)[:4]  # fmt: skip
+        n, t1, t2, u = _element_at(el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0,
+                                   el.offset, el.has_offset, e, x, rot)[:4]  # fmt: skip
         i = el.conn[e, 0]
         j = el.conn[e, 1]
         for k in range(3):
@@ -184,10 +203,12 @@ def internal_forces_parallel(el, x, rot, f, tau, work):
     race-free gather per node through the CSR map. Returns the internal energy."""
     # prange bodies may only capture arrays and scalars, not the named tuple
     conn, length, c1, c2, gamma0, omega0 = el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0
+    offset, has_offset = el.offset, el.has_offset
     node_ptr, node_slots = el.node_ptr, el.node_slots
     energy = 0.0
     for e in prange(conn.shape[0]):
-        n, t1, t2, u = _element_at(conn, length, c1, c2, gamma0, omega0, e, x, rot)[:4]
+        n, t1, t2, u = _element_at(conn, length, c1, c2, gamma0, omega0, offset, has_offset, e,
+                                   x, rot)[:4]  # fmt: skip
         for k in range(3):
             work[e, 0, k] = n[k]
             work[e, 1, k] = -n[k]
@@ -210,7 +231,8 @@ def element_fields(el, x, rot, gamma, omega, n_mat, m_mat):
     """Fill the per-element output fields (E,3) (section frame) and return the energy."""
     energy = 0.0
     for e in range(el.conn.shape[0]):
-        out = _element_at(el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0, e, x, rot)
+        out = _element_at(el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0, el.offset,
+                          el.has_offset, e, x, rot)
         energy += out[3]
         for k in range(3):
             gamma[e, k] = out[4][k]
@@ -251,10 +273,16 @@ def node_element_map(conn: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.nda
     return ptr, slots[order].astype(np.int64)
 
 
-def make_elements(conn, x0, rot0, c1, c2) -> RodElements:
+def end_frames_of(conn: np.ndarray, rot: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """Section frames at the element ends (E,2,3,3): Lambda_a Q_ea."""
+    return np.einsum("enij,enjk->enik", rot[conn], offset)
+
+
+def make_elements(conn, x0, rot0, c1, c2, end_frames=None) -> RodElements:
     """Element data from the reference geometry: lengths and stress-free reference strains.
 
-    conn (E,2), x0 (N,3), rot0 (N,3,3), c1, c2 (E,3) or (3,). Raises ValueError for a
+    conn (E,2), x0 (N,3), rot0 (N,3,3), c1, c2 (E,3) or (3,); end_frames (E,2,3,3) reference
+    section frames at the element ends (default: the nodal frames). Raises ValueError for a
     zero-length element (the case layer reports it with its key path).
     """
     conn = np.ascontiguousarray(conn, dtype=np.int64)
@@ -267,8 +295,19 @@ def make_elements(conn, x0, rot0, c1, c2) -> RodElements:
         raise ValueError(f"element {bad} has zero length")
     c1 = np.array(np.broadcast_to(c1, (ne, 3)), dtype=np.float64)  # writable copies
     c2 = np.array(np.broadcast_to(c2, (ne, 3)), dtype=np.float64)
+    if end_frames is None:
+        offset = np.broadcast_to(np.eye(3), (ne, 2, 3, 3)).copy()
+    else:
+        ends = np.asarray(end_frames, dtype=np.float64).reshape(ne, 2, 3, 3)
+        offset = np.einsum("enji,enjk->enik", rot0[conn], ends)
+    has_offset = np.any(np.abs(offset - np.eye(3)) > 1e-14, axis=(1, 2, 3)).astype(np.int64)
+    offset = np.ascontiguousarray(offset)
+    # reference strains from the end frames: each element as if it had its own two nodes
+    ends = end_frames_of(conn, rot0, offset).reshape(2 * ne, 3, 3)
+    own = np.arange(2 * ne, dtype=np.int64).reshape(ne, 2)
     gamma0 = np.zeros((ne, 3))
     omega0 = np.zeros((ne, 3))
-    reference_strains(conn, length, x0, rot0, gamma0, omega0)
+    reference_strains(own, length, np.ascontiguousarray(x0[conn].reshape(2 * ne, 3)),
+                      np.ascontiguousarray(ends), gamma0, omega0)  # fmt: skip
     ptr, slots = node_element_map(conn, x0.shape[0])
-    return RodElements(conn, length, c1, c2, gamma0, omega0, ptr, slots)
+    return RodElements(conn, length, c1, c2, gamma0, omega0, ptr, slots, offset, has_offset)
