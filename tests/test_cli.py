@@ -126,3 +126,18 @@ def test_case_reference_is_generated_from_the_schema():
     assert committed == reference.reference(), (
         "docs/case_reference.md is stale: python -m rodsim.case.reference > "
         "docs/case_reference.md")
+
+
+def test_progress_line_on_a_terminal(capsys):
+    from rodsim.cli import Progress
+
+    p = Progress(t_end=2.0, enabled=True)
+    p(1.0, 500, 1000)
+    p(2.0, 1000, 1000)
+    p.done()
+    err = capsys.readouterr().err
+    assert "t = 2 / 2" in err and "100%" in err and "steps/s" in err and "ETA 0:00" in err
+    quiet = Progress(t_end=2.0, enabled=False)
+    quiet(1.0, 500, 1000)
+    quiet.done()
+    assert capsys.readouterr().err == ""
