@@ -22,3 +22,17 @@ def test_flying_spaghetti_example(capsys):
     # frames at t = 6, 7, 8 lie inside the band of notes/seed_004 §6.1.4 (width 3.3e-3)
     assert out["energy_band"] < 3.3e-3
     assert "stable-step estimate" in capsys.readouterr().out
+
+
+def test_render_snapshot_example(tmp_path):
+    """docs/examples/render_snapshot.py renders a real result headless (docs/paraview.md)."""
+    from rodsim import run as runner
+
+    case = Path(__file__).resolve().parents[1] / "inputs" / "spaghetti" / "spaghetti.yaml"
+    prep = runner.prepare(case, ["solver.t_end=1", "output.interval=0.5"])
+    result = runner.execute(prep, tmp_path / "s.h5", vtk=True)
+    png = _load("render_snapshot").main([str(result.pvd), "--time", "0", "0.5", "1",
+                                         "--scalars", "moment.bending3",
+                                         "-o", str(tmp_path / "s.png")])
+    data = Path(png).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000

@@ -91,6 +91,9 @@ class ResultsWriter:
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".partial",
                                    dir=self.path.parent)
         os.close(fd)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it owner-only; results are shared files
         self.tmp = Path(tmp)
         self.frames = 0
         self.replaced = False

@@ -61,12 +61,14 @@ class SeriesWriter:
                  "  <Collection>"]
         for t, name in self.entries:
             ref = quoteattr(f"{self.folder.name}/{name}")
-            lines.append(f'    <DataSet timestep="{t:.17g}" group="" part="0" file={ref}/>')
+            lines.append(f'    <DataSet timestep="{float(t)!r}" group="" part="0" file={ref}/>')
         lines += ["  </Collection>", "</VTKFile>", ""]
         fd, tmp = tempfile.mkstemp(prefix=f".{self.pvd.name}.", dir=self.pvd.parent)
         with os.fdopen(fd, "w") as f:
             f.write("\n".join(lines))
-        os.chmod(tmp, 0o644)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, self.pvd)
 
     def close(self) -> None:
