@@ -22,6 +22,7 @@ from rodsim.integrators import dynamics
 from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.integrators.stable_step import stable_step
 from rodsim.lie.arrays import relative_quaternions
+from rodsim.model.prescribed import prescribed_velocities
 from rodsim.model.rod import element_fields
 from rodsim.writers.frame import Frame
 from rodsim.writers.hdf5 import ResultsWriter
@@ -116,9 +117,6 @@ def prepare(case_path, overrides=()) -> Prepared:
     case = load_case(case_path, overrides)
     try:
         setup = build(case)
-        if setup.prescribed:
-            raise CaseError("prescribed motion is not available in this version of rodsim",
-                            key="boundary")
         p = plan(case, setup.model, setup.model.n_elements)
     except CaseError as exc:
         raise CaseError(exc.reason, file=str(case_path), key=exc.key) from None
@@ -155,6 +153,7 @@ def frame(run: dynamics.Explicit, dt: float) -> Frame:
     n, e = model.n_nodes, model.n_elements
     vel, omega = np.empty((n, 3)), np.empty((n, 3))
     nodal_velocities(model.mass, model.inertia, st.rot, st.p, st.pi, vel, omega)
+    prescribed_velocities(model.prescribed, run.time, dt, vel, omega)
     quat = np.empty((n, 4))
     relative_quaternions(st.rot, model.rot0, quat)
     gamma, kappa, force, moment = (np.empty((e, 3)) for _ in range(4))

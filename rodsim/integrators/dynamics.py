@@ -22,6 +22,7 @@ from rodsim.integrators.explicit import (
 )
 from rodsim.integrators.stable_step import stable_step
 from rodsim.model.assembly import Model
+from rodsim.model.prescribed import impose
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,8 @@ class Explicit:
     @property
     def arrays(self) -> ModelArrays:
         m = self.model
-        return ModelArrays(m.rods, m.loads, m.mass, m.inertia, m.fixed, m.rot0)
+        return ModelArrays(m.rods, m.loads, m.mass, m.inertia, m.fixed, m.rot0, m.x0,
+                           m.prescribed)
 
     def diagnostics(self) -> Diagnostics:
         return diagnostics(self.model, self.state, self.internal, self.external)
@@ -95,6 +97,8 @@ def start(
     settings = Settings(float(dt), COEFFICIENTS[order], GROUPS[group], bool(parallel), tol,
                         int(max_iter))  # fmt: skip
     state = initial_state(model) if state is None else state
+    if model.prescribed.node.shape[0]:
+        impose(model.prescribed, t0, model.x0, model.rot0, state.x, state.rot)
     run = Explicit(model, settings, state, make_workspace(model.n_nodes, model.n_elements), t0)
     log.debug("explicit %s order %d, dt %g, %d nodes, %d elements, parallel %s", group, order,
               dt, model.n_nodes, model.n_elements, parallel)  # fmt: skip

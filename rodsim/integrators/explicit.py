@@ -41,6 +41,7 @@ from rodsim.integrators.lavi import (
 from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model.loads import external_forces
+from rodsim.model.prescribed import impose
 from rodsim.model.rod import internal_forces, internal_forces_parallel
 
 SO3XR3 = 0
@@ -68,6 +69,8 @@ class ModelArrays(NamedTuple):
     inertia: np.ndarray
     fixed: np.ndarray
     rot0: np.ndarray
+    x0: np.ndarray
+    prescribed: object
 
 
 class NodeArrays(NamedTuple):
@@ -394,6 +397,8 @@ def advance(m, s, cfg, w, t0, k0, n_steps):
             t_sub += h
             if c == coeffs.shape[0] - 1:
                 t_sub = t0 + (k0 + k + 1) * cfg.dt  # land exactly on the grid
+            if m.prescribed.node.shape[0] > 0:  # prescribed dofs are fixed in the drift
+                impose(m.prescribed, t_sub, m.x0, m.rot0, s.x, s.rot)
             u, v = compute_forces(m, s, w, t_sub, cfg.parallel)
             _kick(m, s, h)
         if not math.isfinite(u):
