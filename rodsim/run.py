@@ -192,8 +192,13 @@ def execute(prep: Prepared, output=None, vtk: bool | None = None,
                          parallel=p.parallel, state=state, tol=s["rotation_tol"])
     started = wallclock.perf_counter()
     title = case.data["title"]
-    with ResultsWriter(h5, setup.mesh, case.text, title, prep.overrides) as writer:
+    try:
+        writer = ResultsWriter(h5, setup.mesh, case.text, title, prep.overrides)
         series = SeriesWriter(pvd, setup.mesh.points, setup.mesh.conn) if vtk else None
+    except OSError as exc:
+        raise CaseError(f"cannot write results to {h5}: {exc.strerror or exc}",
+                        file=str(case.path)) from None
+    with writer:
         first = frame(run, p.dt)
         writer.write(first)
         if series:

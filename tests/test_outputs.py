@@ -194,3 +194,12 @@ def test_killed_run_leaves_a_readable_file(tmp_path):
             assert f[name].shape[0] == k
             assert np.all(np.isfinite(f[name][()]))
         np.testing.assert_allclose(f["momentum/linear"][-1, 1:], 0.0, atol=1e-12)
+
+
+def test_unwritable_output_is_an_input_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(blocker / "r.h5"), "-q"])
+    assert res.exit_code == 2
+    message = res.stderr if hasattr(res, "stderr") else res.output
+    assert f"cannot write results to {blocker / 'r.h5'}" in message
