@@ -42,7 +42,7 @@ from rodsim.integrators.lavi import (
 from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model.loads import external_forces
-from rodsim.model.rod import internal_forces, internal_forces_parallel
+from rodsim.model.rod import assemble_forces, assemble_forces_parallel, node_quaternions
 
 SO3XR3 = 0
 SE3 = 1
@@ -96,12 +96,14 @@ class Settings(NamedTuple):
 
 class Workspace(NamedTuple):
     """Scratch: iters (N,) Newton iterations of the last drift (-1: failed), lin (N,6,7) local
-    linear systems (SE3), elem (E,2,6) element contributions (parallel assembly), blocks (B+1,)
-    int64 node block bounds of the parallel drift (one contiguous block per thread)."""
+    linear systems (SE3), elem (E,2,6) element contributions (parallel assembly), quat (N,4)
+    nodal quaternions (assembly), blocks (B+1,) int64 node block bounds of the parallel drift
+    (one contiguous block per thread)."""
 
     iters: np.ndarray
     lin: np.ndarray
     elem: np.ndarray
+    quat: np.ndarray
     blocks: np.ndarray
 
 
@@ -112,11 +114,16 @@ def block_bounds(n: int, blocks: int) -> np.ndarray:
 
 
 def make_workspace(n_nodes: int, n_elements: int, threads: int | None = None) -> Workspace:
-    """Scratch arrays; threads (default: numba's current thread count) sets the drift blocks."""
-    threads = numba.get_num_threads() if threads is None else threads
+    """Scratch arrays; threads (default: numba's current thread count) sets the drift blocks.
+
+    Always calls numba.get_num_threads(), which starts numba's threading layer: kernels loaded
+    from the cache that reach parallel code only through a callee (compute_forces, advance)
+    do not start it themselves and would segfault."""
+    current = numba.get_num_threads()
+    threads = current if threads is None else threads
     return Workspace(
         np.zeros(n_nodes, dtype=np.int64), np.zeros((n_nodes, 6, 7)),
-        np.zeros((n_elements, 2, 6)), block_bounds(n_nodes, threads),
+        np.zeros((n_elements, 2, 6)), np.zeros((n_nodes, 4)), block_bounds(n_nodes, threads),
     )  # fmt: skip
 
 
@@ -396,17 +403,26 @@ def _kick(m, s, h):
     _kick_nodes(m.fixed, s.p, s.pi, s.f, s.tau, h, 0, s.x.shape[0])
 
 
+@kernel(parallel=True)
+def _quaternions_parallel(rot, quat, bounds):
+    for b in prange(bounds.shape[0] - 1):
+        node_quaternions(rot, quat, bounds[b], bounds[b + 1])
+
+
 @kernel
 def compute_forces(m, s, w, t, parallel):
     """Overwrite (f, tau) with the internal + external forces at time t.
 
-    Returns (internal energy, external potential)."""
+    Returns (internal energy, external potential). The parallel kernels need numba's threading
+    layer started, which make_workspace does (numba.get_num_threads)."""
     s.f[:] = 0.0
     s.tau[:] = 0.0
     if parallel:
-        u = internal_forces_parallel(m.rods, s.x, s.rot, s.f, s.tau, w.elem)
+        _quaternions_parallel(s.rot, w.quat, w.blocks)
+        u = assemble_forces_parallel(m.rods, s.x, s.rot, w.quat, s.f, s.tau, w.elem)
     else:
-        u = internal_forces(m.rods, s.x, s.rot, s.f, s.tau)
+        node_quaternions(s.rot, w.quat, 0, s.x.shape[0])
+        u = assemble_forces(m.rods, s.x, s.rot, w.quat, s.f, s.tau)
     v = external_forces(m.loads, t, s.x, s.rot, m.rot0, m.mass, s.f, s.tau)
     return u, v
 
