@@ -176,7 +176,7 @@ def _unit_rows(m, fix):
     )  # fmt: skip
 
 
-@kernel
+@kernel(inline="always")
 def solve_rotation(inertia, y, fix, tol, max_iter):
     """Newton for G(f) = 0; rows i with fix[i] are replaced by f_i = 0.
 
@@ -186,11 +186,13 @@ def solve_rotation(inertia, y, fix, tol, max_iter):
     """
     f = so3.scale(0.5, so3.solve3(inertia, y))
     f = (0.0 if fix[0] else f[0], 0.0 if fix[1] else f[1], 0.0 if fix[2] else f[2])
+    # |r| <= tol |y| compared squared: no square root per iteration
     scale = tol * (so3.norm(y) + 1.0e-300)
+    scale2 = scale * scale
     for it in range(max_iter + 1):
         r = rotation_residual(inertia, f, y)
         r = (0.0 if fix[0] else r[0], 0.0 if fix[1] else r[1], 0.0 if fix[2] else r[2])
-        if so3.norm(r) <= scale:
+        if so3.dot(r, r) <= scale2:
             return f, it, True
         if it == max_iter:
             break
@@ -216,7 +218,7 @@ def _store_mat(arr, a, m):
             arr[a, i, j] = m[3 * i + j]
 
 
-@kernel
+@kernel(inline="always")
 def rotation_drift(rot, inertia, hpi, tol, max_iter):
     """Rotation update of a node with no fixed spin component: Lambda' = Lambda cay(2 f), f
     solving G(f) = 0 with y = Lambda^T h pi_bar (material frame).

@@ -105,8 +105,10 @@ def _element(x1, x2, r1, q, h, c1, c2, g0, w0):
     half = math.atan2(s, w)
     if s < 1.0e-7:
         fp = 2.0 / w * (1.0 - s * s / (3.0 * w * w))
+        inv_s = 0.0  # unused: half < _SMALL below
     else:
-        fp = 2.0 * half / s
+        inv_s = 1.0 / s
+        fp = 2.0 * half * inv_s
     psi = (fp * qx, fp * qy, fp * qz)
     k = 1.0 / (1.0 + w)
     d = so3.sub(x2, x1)
@@ -135,10 +137,12 @@ def _element(x1, x2, r1, q, h, c1, c2, g0, w0):
         t2 = 4.0 * h2
         e = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0
     else:
-        h2 = half * half
-        b = (1.0 - w) / h2
-        c = (half - s) / (h2 * half)
-        e = (1.0 - half * w / s) / (4.0 * h2)
+        # (1 - w)/half^2, (half - s)/half^3, (1 - half w/s)/(4 half^2) with 2 divisions, not 4
+        ih = 1.0 / half
+        ih2 = ih * ih
+        b = (1.0 - w) * ih2
+        c = (half - s) * ih2 * ih
+        e = (1.0 - half * w * inv_s) * (0.25 * ih2)
     v = (0.5 * psi[0], 0.5 * psi[1], 0.5 * psi[2])
     a = so3.cross(dd, n1)
     va = so3.cross(v, a)
