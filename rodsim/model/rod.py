@@ -204,8 +204,7 @@ def node_quaternions(rot, quat, lo, hi):
             quat[a, k] = q[k]
 
 
-@kernel(inline="always")
-def _element_at(conn, length, c1, c2, gamma0, omega0, e, x, rot, quat):
+def _element_at_body(conn, length, c1, c2, gamma0, omega0, e, x, rot, quat):
     i = conn[e, 0]
     j = conn[e, 1]
     q = relative_quaternion(_load_quat(quat, i), _load_quat(quat, j))
@@ -213,6 +212,23 @@ def _element_at(conn, length, c1, c2, gamma0, omega0, e, x, rot, quat):
         _load_vec(x, i), _load_vec(x, j), _load_mat(rot, i), q, length[e],
         _load_vec(c1, e), _load_vec(c2, e), _load_vec(gamma0, e), _load_vec(omega0, e),
     )  # fmt: skip
+
+
+def _element_at_inlined_body(conn, length, c1, c2, gamma0, omega0, e, x, rot, quat):
+    i = conn[e, 0]
+    j = conn[e, 1]
+    q = relative_quaternion(_load_quat(quat, i), _load_quat(quat, j))
+    return _element(
+        _load_vec(x, i), _load_vec(x, j), _load_mat(rot, i), q, length[e],
+        _load_vec(c1, e), _load_vec(c2, e), _load_vec(gamma0, e), _load_vec(omega0, e),
+    )[:4]  # fmt: skip
+
+
+# The serial loop inlines the whole element (no call, no argument marshalling); inside the
+# parallel assembly's prange the inlined element trips numba 0.68's array analysis
+# (AssertionError: dimension mismatch), so that loop calls element_forces.
+_element_at = kernel(inline="always")(_element_at_body)
+_element_at_inlined = kernel(inline="always")(_element_at_inlined_body)
 
 
 @kernel
@@ -223,7 +239,8 @@ def assemble_forces(el, x, rot, quat, f, tau):
     conn, length, c1, c2, gamma0, omega0 = el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0
     energy = 0.0
     for e in range(conn.shape[0]):
-        n, t1, t2, u = _element_at(conn, length, c1, c2, gamma0, omega0, e, x, rot, quat)
+        n, t1, t2, u = _element_at_inlined(conn, length, c1, c2, gamma0, omega0, e, x, rot,
+                                           quat)  # fmt: skip
         i = conn[e, 0]
         j = conn[e, 1]
         for k in range(3):
