@@ -97,14 +97,17 @@ class Settings(NamedTuple):
 class Workspace(NamedTuple):
     """Scratch: iters (N,) Newton iterations of the last drift (-1: failed), lin (N,6,7) local
     linear systems (SE3), elem (E,2,6) element contributions (parallel assembly), quat (N,4)
-    nodal quaternions (assembly), blocks (B+1,) int64 node block bounds of the parallel drift
-    (one contiguous block per thread)."""
+    nodal quaternions (assembly), blocks (B+1,) and element_blocks (B+1,) int64 node and
+    element block bounds of the parallel kernels (one contiguous block per thread),
+    block_energy (B,) the elastic energy per element block."""
 
     iters: np.ndarray
     lin: np.ndarray
     elem: np.ndarray
     quat: np.ndarray
     blocks: np.ndarray
+    element_blocks: np.ndarray
+    block_energy: np.ndarray
 
 
 def block_bounds(n: int, blocks: int) -> np.ndarray:
@@ -124,6 +127,7 @@ def make_workspace(n_nodes: int, n_elements: int, threads: int | None = None) ->
     return Workspace(
         np.zeros(n_nodes, dtype=np.int64), np.zeros((n_nodes, 6, 7)),
         np.zeros((n_elements, 2, 6)), np.zeros((n_nodes, 4)), block_bounds(n_nodes, threads),
+        block_bounds(n_elements, threads), np.zeros(max(1, min(n_elements, threads))),
     )  # fmt: skip
 
 
@@ -406,6 +410,14 @@ def _kick(m, s, h):
 
 
 @kernel(parallel=True)
+def _kick_parallel(m, s, w, h):
+    """_kick on the node blocks of the parallel drift."""
+    fixed, p, pi, f, tau, bounds = m.fixed, s.p, s.pi, s.f, s.tau, w.blocks
+    for b in prange(bounds.shape[0] - 1):
+        _kick_nodes(fixed, p, pi, f, tau, h, bounds[b], bounds[b + 1])
+
+
+@kernel(parallel=True)
 def _quaternions_parallel(rot, quat, bounds):
     for b in prange(bounds.shape[0] - 1):
         node_quaternions(rot, quat, bounds[b], bounds[b + 1])
@@ -421,7 +433,8 @@ def compute_forces(m, s, w, t, parallel):
     s.tau[:] = 0.0
     if parallel:
         _quaternions_parallel(s.rot, w.quat, w.blocks)
-        u = assemble_forces_parallel(m.rods, s.x, s.rot, w.quat, s.f, s.tau, w.elem)
+        u = assemble_forces_parallel(m.rods, s.x, s.rot, w.quat, s.f, s.tau, w.elem,
+                                     w.element_blocks, w.block_energy)  # fmt: skip
     else:
         node_quaternions(s.rot, w.quat, 0, s.x.shape[0])
         u = assemble_forces(m.rods, s.x, s.rot, w.quat, s.f, s.tau)
@@ -461,7 +474,10 @@ def advance(m, s, cfg, w, t0, k0, n_steps):
             if c == coeffs.shape[0] - 1:
                 t_sub = t0 + (k0 + k + 1) * cfg.dt  # land exactly on the grid
             u, v = compute_forces(m, s, w, t_sub, cfg.parallel)
-            _kick(m, s, h)
+            if cfg.parallel:
+                _kick_parallel(m, s, w, h)
+            else:
+                _kick(m, s, h)
         if not math.isfinite(u):
             return k + 1, NOT_FINITE, u, v, max_its, sum_its
     return n_steps, OK, u, v, max_its, sum_its

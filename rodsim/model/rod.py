@@ -189,9 +189,9 @@ def element_response(x1, x2, r1, r2, h, c1, c2, g0, w0):
 
 @kernel
 def element_forces(x1, x2, r1, q, h, c1, c2, g0, w0):
-    """(f1, tau1, tau2, energy) of element_response, with q = relative_quaternion(q1, q2) of
-    the nodal quaternions instead of r2: the assembly extracts each node's quaternion once
-    rather than a quaternion of r1^T r2 per element."""
+    """(f1, tau1, tau2, energy) of element_response as the assembly evaluates it: from
+    q = relative_quaternion(q1, q2) of the nodal quaternions instead of r2, so that each
+    node's quaternion is extracted once rather than one of r1^T r2 per element."""
     return _element(x1, x2, r1, q, h, c1, c2, g0, w0)[:4]
 
 
@@ -204,16 +204,6 @@ def node_quaternions(rot, quat, lo, hi):
             quat[a, k] = q[k]
 
 
-def _element_at_body(conn, length, c1, c2, gamma0, omega0, e, x, rot, quat):
-    i = conn[e, 0]
-    j = conn[e, 1]
-    q = relative_quaternion(_load_quat(quat, i), _load_quat(quat, j))
-    return element_forces(
-        _load_vec(x, i), _load_vec(x, j), _load_mat(rot, i), q, length[e],
-        _load_vec(c1, e), _load_vec(c2, e), _load_vec(gamma0, e), _load_vec(omega0, e),
-    )  # fmt: skip
-
-
 def _element_at_inlined_body(conn, length, c1, c2, gamma0, omega0, e, x, rot, quat):
     i = conn[e, 0]
     j = conn[e, 1]
@@ -224,10 +214,7 @@ def _element_at_inlined_body(conn, length, c1, c2, gamma0, omega0, e, x, rot, qu
     )[:4]  # fmt: skip
 
 
-# The serial loop inlines the whole element (no call, no argument marshalling); inside the
-# parallel assembly's prange the inlined element trips numba 0.68's array analysis
-# (AssertionError: dimension mismatch), so that loop calls element_forces.
-_element_at = kernel(inline="always")(_element_at_body)
+# Inlining the whole element saves a call and its argument marshalling per element.
 _element_at_inlined = kernel(inline="always")(_element_at_inlined_body)
 
 
@@ -252,23 +239,36 @@ def assemble_forces(el, x, rot, quat, f, tau):
     return energy
 
 
-@kernel(parallel=True)
-def assemble_forces_parallel(el, x, rot, quat, f, tau, work):
-    """Parallel assemble_forces: elements in parallel into ``work`` (E,2,6), then a race-free
-    gather per node through the CSR map. The gather adds in the serial scatter's order, so f
-    and tau are bit-identical to assemble_forces."""
-    # prange bodies may only capture arrays and scalars, not the named tuple
+@kernel
+def _elements_to_work(el, x, rot, quat, work, lo, hi):
+    """Contributions of elements lo <= e < hi into work (E,2,6) (forces then moments, per end);
+    returns their energy. One call per block of the parallel assembly."""
     conn, length, c1, c2, gamma0, omega0 = el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0
-    node_ptr, node_slots = el.node_ptr, el.node_slots
     energy = 0.0
-    for e in prange(conn.shape[0]):
-        n, t1, t2, u = _element_at(conn, length, c1, c2, gamma0, omega0, e, x, rot, quat)
+    for e in range(lo, hi):
+        n, t1, t2, u = _element_at_inlined(conn, length, c1, c2, gamma0, omega0, e, x, rot,
+                                           quat)  # fmt: skip
         for k in range(3):
             work[e, 0, k] = n[k]
             work[e, 1, k] = -n[k]
             work[e, 0, 3 + k] = t1[k]
             work[e, 1, 3 + k] = t2[k]
         energy += u
+    return energy
+
+
+@kernel(parallel=True)
+def assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, block_energy):
+    """Parallel assemble_forces: contiguous element blocks (bounds (B+1,) int64) in parallel
+    into ``work`` (E,2,6), their energies into block_energy (B,), then a race-free gather per
+    node through the CSR map. The gather adds in the serial scatter's order, so f and tau are
+    bit-identical to assemble_forces; the energy is summed block by block."""
+    # prange bodies may only capture arrays and scalars, not the named tuple; the element
+    # loop is a call per block (an element inlined into the prange body trips numba 0.68's
+    # array analysis)
+    node_ptr, node_slots = el.node_ptr, el.node_slots
+    for b in prange(bounds.shape[0] - 1):
+        block_energy[b] = _elements_to_work(el, x, rot, quat, work, bounds[b], bounds[b + 1])
     for a in prange(x.shape[0]):
         for q in range(node_ptr[a], node_ptr[a + 1]):
             slot = node_slots[q]
@@ -277,6 +277,9 @@ def assemble_forces_parallel(el, x, rot, quat, f, tau, work):
             for k in range(3):
                 f[a, k] += work[e, side, k]
                 tau[a, k] += work[e, side, 3 + k]
+    energy = 0.0
+    for b in range(bounds.shape[0] - 1):
+        energy += block_energy[b]
     return energy
 
 
@@ -300,7 +303,12 @@ def internal_forces_parallel(el, x, rot, f, tau, work):
     quat = np.empty((x.shape[0], 4))
     for a in prange(x.shape[0]):
         node_quaternions(rot, quat, a, a + 1)
-    return assemble_forces_parallel(el, x, rot, quat, f, tau, work)
+    ne = work.shape[0]
+    blocks = max(1, min(ne, 8))
+    bounds = np.empty(blocks + 1, dtype=np.int64)
+    for b in range(blocks + 1):
+        bounds[b] = b * ne // blocks
+    return assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, np.empty(blocks))
 
 
 @kernel
