@@ -24,14 +24,17 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from rodsim.lie.arrays import m, v
+from rodsim.lie.so3 import quat_from_matrix
 from rodsim.mesh.generate import arc, straight_rod
 from rodsim.model.rod import (
     element_fields,
+    element_forces,
     element_response,
     internal_forces,
     internal_forces_parallel,
     make_elements,
     reference_strains,
+    relative_quaternion,
 )
 
 EPS = 1.0e-6
@@ -183,6 +186,26 @@ def test_gradient_differs_from_paper_form_at_large_rotation(seed):
     scale = np.max(np.abs(fd))
     assert np.max(np.abs(fd[9:] - (0.5 * dn - mm))) > 1e3 * FD_TOL * scale
     assert np.max(np.abs(fd[3:6] - (0.5 * dn + mm))) > 1e3 * FD_TOL * scale
+
+
+# --- the assembly's quaternion path ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("rel_angle", REL_ANGLES)
+def test_element_forces_from_nodal_quaternions_match_element_response(seed, rel_angle):
+    """The assembly feeds element_forces the relative quaternion conj(q1) q2 of the nodal
+    quaternions instead of extracting one from r1^T r2: same forces up to round-off, also near
+    a relative half turn (where the sign of the product quaternion must be flipped)."""
+    x1, x2, r1, r2, h, c1, c2, g0, w0 = random_element(seed, rel_angle)
+    ref = response(x1, x2, r1, r2, h, c1, c2, g0, w0)
+    q = relative_quaternion(quat_from_matrix(m(r1)), quat_from_matrix(m(r2)))
+    assert q[0] >= 0.0
+    out = element_forces(v(x1), v(x2), m(r1), q, float(h), v(c1), v(c2), v(g0), v(w0))
+    scale = max(np.abs(ref[0]).max(), np.abs(ref[1]).max(), np.abs(ref[2]).max())
+    for k in range(3):
+        np.testing.assert_allclose(out[k], ref[k], rtol=0, atol=ROUND * scale)
+    assert abs(out[3] - ref[3]) <= ROUND * abs(ref[3])
 
 
 # --- momentum balance ---------------------------------------------------------------------------

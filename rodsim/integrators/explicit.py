@@ -29,6 +29,7 @@ runs inside a step.
 import math
 from typing import NamedTuple
 
+import numba
 import numpy as np
 from numba import prange
 
@@ -42,7 +43,7 @@ from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model.loads import external_forces
 from rodsim.model.prescribed import impose
-from rodsim.model.rod import internal_forces, internal_forces_parallel
+from rodsim.model.rod import assemble_forces, assemble_forces_parallel, node_quaternions
 
 SO3XR3 = 0
 SE3 = 1
@@ -73,14 +74,6 @@ class ModelArrays(NamedTuple):
     prescribed: object
 
 
-class NodeArrays(NamedTuple):
-    """The per-node model data of the drift: mass (N,), inertia (N,3,3), fixed (N,6)."""
-
-    mass: np.ndarray
-    inertia: np.ndarray
-    fixed: np.ndarray
-
-
 class StateArrays(NamedTuple):
     """Mutable state: x (N,3), rot (N,3,3), p, pi (N,3) spatial momenta, f, tau (N,3) the
     forces at the current state and time."""
@@ -106,17 +99,39 @@ class Settings(NamedTuple):
 
 class Workspace(NamedTuple):
     """Scratch: iters (N,) Newton iterations of the last drift (-1: failed), lin (N,6,7) local
-    linear systems (SE3), elem (E,2,6) element contributions (parallel assembly)."""
+    linear systems (SE3), elem (E,2,6) element contributions (parallel assembly), quat (N,4)
+    nodal quaternions (assembly), blocks (B+1,) and element_blocks (B+1,) int64 node and
+    element block bounds of the parallel kernels (one contiguous block per thread),
+    block_energy (B,) the elastic energy per element block."""
 
     iters: np.ndarray
     lin: np.ndarray
     elem: np.ndarray
+    quat: np.ndarray
+    blocks: np.ndarray
+    element_blocks: np.ndarray
+    block_energy: np.ndarray
 
 
-def make_workspace(n_nodes: int, n_elements: int) -> Workspace:
+def block_bounds(n: int, blocks: int) -> np.ndarray:
+    """Bounds (B+1,) int64 of B = max(1, min(n, blocks)) contiguous, near-equal blocks of n."""
+    b = max(1, min(n, blocks))
+    return np.array([k * n // b for k in range(b + 1)], dtype=np.int64)
+
+
+def make_workspace(n_nodes: int, n_elements: int, threads: int | None = None) -> Workspace:
+    """Scratch arrays; threads (default: numba's current thread count) sets the drift blocks.
+
+    Always calls numba.get_num_threads(), which starts numba's threading layer: kernels loaded
+    from the cache that reach parallel code only through a callee (compute_forces, advance)
+    do not start it themselves and would segfault."""
+    current = numba.get_num_threads()
+    threads = current if threads is None else threads
     return Workspace(
-        np.zeros(n_nodes, dtype=np.int64), np.zeros((n_nodes, 6, 7)), np.zeros((n_elements, 2, 6))
-    )
+        np.zeros(n_nodes, dtype=np.int64), np.zeros((n_nodes, 6, 7)),
+        np.zeros((n_elements, 2, 6)), np.zeros((n_nodes, 4)), block_bounds(n_nodes, threads),
+        block_bounds(n_elements, threads), np.zeros(max(1, min(n_elements, threads))),
+    )  # fmt: skip
 
 
 # --- local rotation solve (SO3xR3) ----------------------------------------------------------
@@ -168,7 +183,7 @@ def _unit_rows(m, fix):
     )  # fmt: skip
 
 
-@kernel
+@kernel(inline="always")
 def solve_rotation(inertia, y, fix, tol, max_iter):
     """Newton for G(f) = 0; rows i with fix[i] are replaced by f_i = 0.
 
@@ -178,11 +193,13 @@ def solve_rotation(inertia, y, fix, tol, max_iter):
     """
     f = so3.scale(0.5, so3.solve3(inertia, y))
     f = (0.0 if fix[0] else f[0], 0.0 if fix[1] else f[1], 0.0 if fix[2] else f[2])
+    # |r| <= tol |y| compared squared: no square root per iteration
     scale = tol * (so3.norm(y) + 1.0e-300)
+    scale2 = scale * scale
     for it in range(max_iter + 1):
         r = rotation_residual(inertia, f, y)
         r = (0.0 if fix[0] else r[0], 0.0 if fix[1] else r[1], 0.0 if fix[2] else r[2])
-        if so3.norm(r) <= scale:
+        if so3.dot(r, r) <= scale2:
             return f, it, True
         if it == max_iter:
             break
@@ -193,8 +210,12 @@ def solve_rotation(inertia, y, fix, tol, max_iter):
 
 @kernel(inline="always")
 def _mat_at(arr, a):
-    r = arr[a]
-    return (r[0, 0], r[0, 1], r[0, 2], r[1, 0], r[1, 1], r[1, 2], r[2, 0], r[2, 1], r[2, 2])
+    """The 3x3 block arr[a] as a row-major 9-tuple (element reads: a view would cost refcounts)."""
+    return (
+        arr[a, 0, 0], arr[a, 0, 1], arr[a, 0, 2],
+        arr[a, 1, 0], arr[a, 1, 1], arr[a, 1, 2],
+        arr[a, 2, 0], arr[a, 2, 1], arr[a, 2, 2],
+    )  # fmt: skip
 
 
 @kernel(inline="always")
@@ -204,164 +225,222 @@ def _store_mat(arr, a, m):
             arr[a, i, j] = m[3 * i + j]
 
 
-def _drift_so3_body(m, s, tol, max_iter, a, h):
-    """Half kick and drift of node a on SO3xR3; returns Newton iterations (-1 on failure)."""
-    fx = m.fixed[a]
-    inv_m = 1.0 / m.mass[a]
-    for k in range(3):
-        if fx[k]:
-            s.p[a, k] = 0.0
-        else:
-            s.p[a, k] += 0.5 * h * s.f[a, k]
-            s.x[a, k] += h * s.p[a, k] * inv_m
-    if fx[3] and fx[4] and fx[5]:
-        for k in range(3):
-            s.pi[a, k] = 0.0
-        return 0
-    for k in range(3):
-        s.pi[a, k] += 0.5 * h * s.tau[a, k]
-    rot = _mat_at(s.rot, a)
-    inertia = _mat_at(m.inertia, a)
-    hpi = (h * s.pi[a, 0], h * s.pi[a, 1], h * s.pi[a, 2])
-    if not (fx[3] or fx[4] or fx[5]):
-        f, its, ok = solve_rotation(inertia, so3.matTvec(rot, hpi), (False, False, False),
-                                    tol, max_iter)  # fmt: skip
-        _store_mat(s.rot, a, so3.matmul(rot, so3.cay(so3.scale(2.0, f))))
-    else:
-        spatial = so3.matmulT(so3.matmul(rot, inertia), rot)
-        f, its, ok = solve_rotation(spatial, hpi, (fx[3], fx[4], fx[5]), tol, max_iter)
-        _store_mat(s.rot, a, so3.matmul(so3.cay(so3.scale(2.0, f)), rot))
-        # the reaction moment sets the fixed components: pi_bar = y(f)/h exactly
-        y = rotation_momentum(spatial, f)
-        for k in range(3):
-            s.pi[a, k] = y[k] / h
-    return its if ok else -1
-
-
 @kernel(inline="always")
-def _half_kick(fx, s, a, h):
-    """p += h/2 f, pi += h/2 tau on the free components of node a."""
-    for k in range(3):
-        if not fx[k]:
-            s.p[a, k] += 0.5 * h * s.f[a, k]
-        if not fx[3 + k]:
-            s.pi[a, k] += 0.5 * h * s.tau[a, k]
+def rotation_drift(rot, inertia, hpi, tol, max_iter):
+    """Rotation update of a node with no fixed spin component: Lambda' = Lambda cay(2 f), f
+    solving G(f) = 0 with y = Lambda^T h pi_bar (material frame).
+
+    rot, inertia: row-major 9-tuples (inertia material, standard); hpi = h pi_bar (3-tuple).
+    Returns (Lambda' 9-tuple, Newton iterations, converged)."""
+    f, its, ok = solve_rotation(inertia, so3.matTvec(rot, hpi), (False, False, False), tol,
+                                max_iter)  # fmt: skip
+    return so3.matmul(rot, so3.cay(so3.scale(2.0, f))), its, ok
 
 
 @kernel
-def _drift_se3(m, s, tol, max_iter, lin, a, h):
-    """Half kick, Lie-algebra drift on SE(3) with the Cayley map, coadjoint transport."""
-    fx = m.fixed[a]
-    _half_kick(fx, s, a, h)
-    if fx[0] and fx[1] and fx[2] and fx[3] and fx[4] and fx[5]:
+def rotation_drift_fixed(rot, inertia, hpi, fix, tol, max_iter):
+    """Rotation update with the spin components fix (3 bools, global axes) held: solved in the
+    spatial frame, Lambda' = cay(2 f) Lambda.
+
+    Returns (Lambda', y, iterations, converged) with y = rotation_momentum(f) = h pi_bar
+    including the reaction moment on the fixed components."""
+    spatial = so3.matmulT(so3.matmul(rot, inertia), rot)
+    f, its, ok = solve_rotation(spatial, hpi, fix, tol, max_iter)
+    rot_new = so3.matmul(so3.cay(so3.scale(2.0, f)), rot)
+    return rot_new, rotation_momentum(spatial, f), its, ok
+
+
+@kernel
+def _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, max_iter, h, lo,
+                     hi):  # fmt: skip
+    """Half kick and drift of nodes lo <= a < hi on SO3xR3; iters[a] = Newton iterations
+    (-1 on failure).
+
+    Plain arrays and one loop per call: per-node calls taking arrays or named tuples cost
+    atomic reference-count updates on every array, which dominated the drift."""
+    for a in range(lo, hi):
+        inv_m = 1.0 / mass[a]
         for k in range(3):
-            s.p[a, k] = 0.0
-            s.pi[a, k] = 0.0
-        return 0
-    constrained = fx[0] or fx[1] or fx[2] or fx[3] or fx[4] or fx[5]
-    rot = _mat_at(s.rot, a)
-    inertia = _mat_at(m.inertia, a)
-    mass = m.mass[a]
-    pbar = (s.p[a, 0], s.p[a, 1], s.p[a, 2])
-    hpi = so3.scale(h, so3.matTvec(rot, (s.pi[a, 0], s.pi[a, 1], s.pi[a, 2])))
-    hp = so3.scale(h, so3.matTvec(rot, pbar))
-    q = so3.solve3(inertia, hpi)
-    v = so3.scale(1.0 / mass, hp)
-    its = -1
-    for it in range(max_iter + 1):
-        r_w, r_v = lavi_residual(inertia, mass, q, v, hpi, hp)
-        lavi_jacobian(lin, a, inertia, mass, q, v)
-        if constrained:
-            constrain_rows(lin, a, rot, fx, q, v, r_w, r_v)
-        else:
+            if fixed[a, k]:
+                p[a, k] = 0.0
+            else:
+                p[a, k] += 0.5 * h * f[a, k]
+                x[a, k] += h * p[a, k] * inv_m
+        fix = (fixed[a, 3], fixed[a, 4], fixed[a, 5])
+        if fix[0] and fix[1] and fix[2]:
             for k in range(3):
-                lin[a, k, 6] = r_w[k]
-                lin[a, 3 + k, 6] = r_v[k]
-        solve_dense(lin, a, 6)
-        dq = (lin[a, 0, 6], lin[a, 1, 6], lin[a, 2, 6])
-        dv = (lin[a, 3, 6], lin[a, 4, 6], lin[a, 5, 6])
-        q = so3.sub(q, dq)
-        v = so3.sub(v, dv)
-        # quadratic convergence: an update of relative size tol leaves an error ~ tol^2
-        if so3.norm(dq) + so3.norm(dv) <= tol * (so3.norm(q) + so3.norm(v)) + 1.0e-300:
-            its = it + 1
-            break
-    if constrained:
-        r_w, r_v = lavi_residual(inertia, mass, q, v, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
-        pi_new = so3.scale(1.0 / h, so3.matvec(rot, r_w))
-        pbar = so3.scale(1.0 / h, so3.matvec(rot, r_v))
+                pi[a, k] = 0.0
+            iters[a] = 0
+            continue
         for k in range(3):
-            s.pi[a, k] = pi_new[k]
-            s.p[a, k] = pbar[k]
-    dx = so3.matvec(rot, so3.matvec(so3.i_minus_half_hat_inv(q), v))
-    transport = so3.cross(dx, pbar)
-    for k in range(3):
-        s.x[a, k] += dx[k]
-        s.pi[a, k] -= transport[k]
-    _store_mat(s.rot, a, so3.matmul(rot, so3.cay(q)))
-    return its
+            pi[a, k] += 0.5 * h * tau[a, k]
+        r = _mat_at(rot, a)
+        hpi = (h * pi[a, 0], h * pi[a, 1], h * pi[a, 2])
+        if not (fix[0] or fix[1] or fix[2]):
+            r_new, its, ok = rotation_drift(r, _mat_at(inertia, a), hpi, tol, max_iter)
+        else:
+            r_new, y, its, ok = rotation_drift_fixed(r, _mat_at(inertia, a), hpi, fix, tol,
+                                                     max_iter)  # fmt: skip
+            # the reaction moment sets the fixed components: pi_bar = y(f)/h exactly
+            for k in range(3):
+                pi[a, k] = y[k] / h
+        _store_mat(rot, a, r_new)
+        iters[a] = its if ok else -1
 
 
-# --- the step -------------------------------------------------------------------------------
-
-
-# The serial loop inlines the SO3xR3 node drift at the IR level (about 2x faster on one core);
-# the parallel loop must not: numba's IR inlining into the prange body of _drift_parallel
-# silently dropped state writes (positions or momenta; numba 0.68; caught by
-# tests/test_explicit_invariants.py::test_parallel_equals_serial).
-_drift_so3 = kernel(_drift_so3_body)
-_drift_so3_inlined = kernel(inline="always")(_drift_so3_body)
+@kernel
+def _drift_se3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, lin, iters, tol, max_iter,
+                     h, lo, hi):  # fmt: skip
+    """Half kick, Lie-algebra drift on SE(3) with the Cayley map and coadjoint transport of
+    nodes lo <= a < hi; iters[a] = Newton iterations (-1 on failure)."""
+    for a in range(lo, hi):
+        fx = (fixed[a, 0], fixed[a, 1], fixed[a, 2], fixed[a, 3], fixed[a, 4], fixed[a, 5])
+        _kick_node(fx, p, pi, f, tau, a, h)
+        if fx[0] and fx[1] and fx[2] and fx[3] and fx[4] and fx[5]:
+            for k in range(3):
+                p[a, k] = 0.0
+                pi[a, k] = 0.0
+            iters[a] = 0
+            continue
+        constrained = fx[0] or fx[1] or fx[2] or fx[3] or fx[4] or fx[5]
+        r = _mat_at(rot, a)
+        ine = _mat_at(inertia, a)
+        m = mass[a]
+        pbar = (p[a, 0], p[a, 1], p[a, 2])
+        hpi = so3.scale(h, so3.matTvec(r, (pi[a, 0], pi[a, 1], pi[a, 2])))
+        hp = so3.scale(h, so3.matTvec(r, pbar))
+        q = so3.solve3(ine, hpi)
+        v = so3.scale(1.0 / m, hp)
+        its = -1
+        for it in range(max_iter + 1):
+            r_w, r_v = lavi_residual(ine, m, q, v, hpi, hp)
+            lavi_jacobian(lin, a, ine, m, q, v)
+            if constrained:
+                constrain_rows(lin, a, r, fx, q, v, r_w, r_v)
+            else:
+                for k in range(3):
+                    lin[a, k, 6] = r_w[k]
+                    lin[a, 3 + k, 6] = r_v[k]
+            solve_dense(lin, a, 6)
+            dq = (lin[a, 0, 6], lin[a, 1, 6], lin[a, 2, 6])
+            dv = (lin[a, 3, 6], lin[a, 4, 6], lin[a, 5, 6])
+            q = so3.sub(q, dq)
+            v = so3.sub(v, dv)
+            # quadratic convergence: an update of relative size tol leaves an error ~ tol^2
+            if so3.norm(dq) + so3.norm(dv) <= tol * (so3.norm(q) + so3.norm(v)) + 1.0e-300:
+                its = it + 1
+                break
+        if constrained:
+            r_w, r_v = lavi_residual(ine, m, q, v, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+            pi_new = so3.scale(1.0 / h, so3.matvec(r, r_w))
+            pbar = so3.scale(1.0 / h, so3.matvec(r, r_v))
+            for k in range(3):
+                pi[a, k] = pi_new[k]
+                p[a, k] = pbar[k]
+        dx = so3.matvec(r, so3.matvec(so3.i_minus_half_hat_inv(q), v))
+        transport = so3.cross(dx, pbar)
+        for k in range(3):
+            x[a, k] += dx[k]
+            pi[a, k] -= transport[k]
+        _store_mat(rot, a, so3.matmul(r, so3.cay(q)))
+        iters[a] = its
 
 
 @kernel(inline="always")
-def _drift(nd, s, group, tol, max_iter, lin, a, h):
-    if group == SE3:
-        return _drift_se3(nd, s, tol, max_iter, lin, a, h)
-    return _drift_so3(nd, s, tol, max_iter, a, h)
+def _kick_node(fx, p, pi, f, tau, a, h):
+    """p += h/2 f, pi += h/2 tau on the free components (fx: 6 bools) of node a."""
+    for k in range(3):
+        if not fx[k]:
+            p[a, k] += 0.5 * h * f[a, k]
+        if not fx[3 + k]:
+            pi[a, k] += 0.5 * h * tau[a, k]
+
+
+@kernel
+def _kick_nodes(fixed, p, pi, f, tau, h, lo, hi):
+    """Second half kick of the free components of nodes lo <= a < hi."""
+    for a in range(lo, hi):
+        fx = (fixed[a, 0], fixed[a, 1], fixed[a, 2], fixed[a, 3], fixed[a, 4], fixed[a, 5])
+        _kick_node(fx, p, pi, f, tau, a, h)
+
+
+# --- the step -------------------------------------------------------------------------------
+#
+# The serial and the parallel drift run the same compiled node loop (_drift_*_nodes): the
+# parallel one hands each thread a contiguous block of nodes, so both give bit-identical
+# results. Nothing is inlined into the prange body at the IR level: numba 0.68 silently dropped
+# state writes when it inlined the SO3xR3 node drift there (caught by
+# tests/test_explicit_invariants.py::test_parallel_equals_serial).
+
+
+@kernel(inline="always")
+def _drift_block(m, s, cfg, w, h, lo, hi):
+    if cfg.group == SE3:
+        _drift_se3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau, w.lin,
+                         w.iters, cfg.tol, cfg.max_iter, h, lo, hi)  # fmt: skip
+    else:
+        _drift_so3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau,
+                         w.iters, cfg.tol, cfg.max_iter, h, lo, hi)  # fmt: skip
 
 
 @kernel
 def _drift_serial(m, s, cfg, w, h):
-    nd = NodeArrays(m.mass, m.inertia, m.fixed)
-    if cfg.group == SE3:
-        for a in range(s.x.shape[0]):
-            w.iters[a] = _drift_se3(nd, s, cfg.tol, cfg.max_iter, w.lin, a, h)
-    else:
-        for a in range(s.x.shape[0]):
-            w.iters[a] = _drift_so3_inlined(nd, s, cfg.tol, cfg.max_iter, a, h)
+    _drift_block(m, s, cfg, w, h, 0, s.x.shape[0])
 
 
 @kernel(parallel=True)
 def _drift_parallel(m, s, cfg, w, h):
-    # prange bodies may only capture arrays and scalars: unpack, rebuild inside
+    # prange bodies may only capture arrays and scalars: unpack the named tuples
     mass, inertia, fixed = m.mass, m.inertia, m.fixed
     x, rot, p, pi, f, tau = s.x, s.rot, s.p, s.pi, s.f, s.tau
-    iters, lin = w.iters, w.lin
+    iters, lin, bounds = w.iters, w.lin, w.blocks
     group, tol, max_iter = cfg.group, cfg.tol, cfg.max_iter
-    for a in prange(x.shape[0]):
-        nd = NodeArrays(mass, inertia, fixed)
-        st = StateArrays(x, rot, p, pi, f, tau)
-        iters[a] = _drift(nd, st, group, tol, max_iter, lin, a, h)
+    for b in prange(bounds.shape[0] - 1):
+        lo = bounds[b]
+        hi = bounds[b + 1]
+        if group == SE3:
+            _drift_se3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, lin, iters, tol,
+                             max_iter, h, lo, hi)  # fmt: skip
+        else:
+            _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, max_iter,
+                             h, lo, hi)  # fmt: skip
 
 
 @kernel
 def _kick(m, s, h):
     """Second half kick of the free components."""
-    for a in range(s.x.shape[0]):
-        _half_kick(m.fixed[a], s, a, h)
+    _kick_nodes(m.fixed, s.p, s.pi, s.f, s.tau, h, 0, s.x.shape[0])
+
+
+@kernel(parallel=True)
+def _kick_parallel(m, s, w, h):
+    """_kick on the node blocks of the parallel drift."""
+    fixed, p, pi, f, tau, bounds = m.fixed, s.p, s.pi, s.f, s.tau, w.blocks
+    for b in prange(bounds.shape[0] - 1):
+        _kick_nodes(fixed, p, pi, f, tau, h, bounds[b], bounds[b + 1])
+
+
+@kernel(parallel=True)
+def _quaternions_parallel(rot, quat, bounds):
+    for b in prange(bounds.shape[0] - 1):
+        node_quaternions(rot, quat, bounds[b], bounds[b + 1])
 
 
 @kernel
 def compute_forces(m, s, w, t, parallel):
     """Overwrite (f, tau) with the internal + external forces at time t.
 
-    Returns (internal energy, external potential)."""
+    Returns (internal energy, external potential). The parallel kernels need numba's threading
+    layer started, which make_workspace does (numba.get_num_threads)."""
     s.f[:] = 0.0
     s.tau[:] = 0.0
     if parallel:
-        u = internal_forces_parallel(m.rods, s.x, s.rot, s.f, s.tau, w.elem)
+        _quaternions_parallel(s.rot, w.quat, w.blocks)
+        u = assemble_forces_parallel(m.rods, s.x, s.rot, w.quat, s.f, s.tau, w.elem,
+                                     w.element_blocks, w.block_energy)  # fmt: skip
     else:
-        u = internal_forces(m.rods, s.x, s.rot, s.f, s.tau)
+        node_quaternions(s.rot, w.quat, 0, s.x.shape[0])
+        u = assemble_forces(m.rods, s.x, s.rot, w.quat, s.f, s.tau)
     v = external_forces(m.loads, t, s.x, s.rot, m.rot0, m.mass, s.f, s.tau)
     return u, v
 
@@ -400,7 +479,10 @@ def advance(m, s, cfg, w, t0, k0, n_steps):
             if m.prescribed.node.shape[0] > 0:  # prescribed dofs are fixed in the drift
                 impose(m.prescribed, t_sub, m.x0, m.rot0, s.x, s.rot)
             u, v = compute_forces(m, s, w, t_sub, cfg.parallel)
-            _kick(m, s, h)
+            if cfg.parallel:
+                _kick_parallel(m, s, w, h)
+            else:
+                _kick(m, s, h)
         if not math.isfinite(u):
             return k + 1, NOT_FINITE, u, v, max_its, sum_its
     return n_steps, OK, u, v, max_its, sum_its

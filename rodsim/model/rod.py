@@ -42,11 +42,12 @@ class RodElements(NamedTuple):
     c2 (E,3) = (GJ, EI2, EI3); gamma0, omega0 (E,3) reference strains (section frame);
     node_ptr (N+1,) and node_slots (2E,) int64: CSR map node -> element ends, a slot being
     2*e + side (side 0 = first node of e), used by the parallel gather.
-    offset (E,2,3,3), has_offset (E,) int64: where elements meet at an angle (frames, Gmsh
-    polylines) a node's frame is not the element's section frame; the element then uses
-    Lambda_a Q_ea at its end, Q_ea = Lambda0_a^T (reference section frame at that end), a
-    constant rotation. Spatial rotation variations of Lambda_a Q_ea are those of Lambda_a,
-    so the element's nodal moments apply to the node unchanged.
+    offset (E,2,3,3), offset_q (E,2,4) its quaternions, has_offset (E,) int64: where elements
+    meet at an angle (frames, Gmsh polylines) a node's frame is not the element's section
+    frame; the element then uses Lambda_a Q_ea at its end, Q_ea = Lambda0_a^T (reference
+    section frame at that end), a constant rotation. Spatial rotation variations of
+    Lambda_a Q_ea are those of Lambda_a, so the element's nodal moments apply to the node
+    unchanged.
     """
 
     conn: np.ndarray
@@ -58,13 +59,17 @@ class RodElements(NamedTuple):
     node_ptr: np.ndarray
     node_slots: np.ndarray
     offset: np.ndarray
+    offset_q: np.ndarray
     has_offset: np.ndarray
 
 
 @kernel(inline="always")
 def _load_mat(rot, a):
-    r = rot[a]
-    return (r[0, 0], r[0, 1], r[0, 2], r[1, 0], r[1, 1], r[1, 2], r[2, 0], r[2, 1], r[2, 2])
+    return (
+        rot[a, 0, 0], rot[a, 0, 1], rot[a, 0, 2],
+        rot[a, 1, 0], rot[a, 1, 1], rot[a, 1, 2],
+        rot[a, 2, 0], rot[a, 2, 1], rot[a, 2, 2],
+    )  # fmt: skip
 
 
 @kernel(inline="always")
@@ -73,52 +78,64 @@ def _load_vec(arr, a):
 
 
 @kernel(inline="always")
-def relative_rotation(r1, r2):
-    """Half-angle data of F = r1^T r2 for the geodesic interpolation.
+def _load_quat(arr, a):
+    return (arr[a, 0], arr[a, 1], arr[a, 2], arr[a, 3])
 
-    Returns (psi, half, w, s, q): psi = log F (3-tuple), half = |psi|/2, w = cos(half) and
-    s = sin(half), q the vector part of the unit quaternion of F (Spurrier, w >= 0), so every
-    trigonometric coefficient of the element follows without another sin/cos.
+
+@kernel(inline="always")
+def relative_quaternion(q1, q2):
+    """Unit quaternion (w, x, y, z) of F = R(q1)^T R(q2), i.e. conj(q1) q2, sign chosen so
+    that w >= 0 (the branch with |log F| <= pi, as Spurrier's extraction of F gives)."""
+    w1, x1, y1, z1 = q1
+    w2, x2, y2, z2 = q2
+    w = w1 * w2 + x1 * x2 + y1 * y2 + z1 * z2
+    x = w1 * x2 - w2 * x1 - (y1 * z2 - z1 * y2)
+    y = w1 * y2 - w2 * y1 - (z1 * x2 - x1 * z2)
+    z = w1 * z2 - w2 * z1 - (x1 * y2 - y1 * x2)
+    if w < 0.0:
+        return -w, -x, -y, -z
+    return w, x, y, z
+
+
+@kernel(inline="always")
+def _element(x1, x2, r1, q, h, c1, c2, g0, w0):
+    """The element's strains, resultants, energy and nodal forces/moments (see
+    element_response), from r1 and q = (w, qx, qy, qz) the unit quaternion of F = r1^T r2 with
+    w >= 0. Inlined into element_response and element_forces (unused outputs are dropped).
+
+    Everything is evaluated in the frame of node 1: with e_half = exp(psi/2) =
+    I + hat qv + hat qv^2/(1 + w), Lambda_m = r1 e_half, so Lambda_m^T d = e_half^T (r1^T d),
+    r1^T n = e_half n_mat and r1^T (d x n) = (r1^T d) x (r1^T n); only n and tau2 are rotated
+    back. This avoids forming Lambda_m (a 3x3 product) per element.
     """
-    w, qx, qy, qz = so3.quat_from_matrix(so3.matTmul(r1, r2))
+    w, qx, qy, qz = q
+    qv = (qx, qy, qz)
     s = math.sqrt(qx * qx + qy * qy + qz * qz)
     half = math.atan2(s, w)
     if s < 1.0e-7:
-        f = 2.0 / w * (1.0 - s * s / (3.0 * w * w))
+        fp = 2.0 / w * (1.0 - s * s / (3.0 * w * w))
+        inv_s = 0.0  # unused: half < _SMALL below
     else:
-        f = 2.0 * half / s
-    return (f * qx, f * qy, f * qz), half, w, s, (qx, qy, qz)
-
-
-@kernel
-def element_response(x1, x2, r1, r2, h, c1, c2, g0, w0):
-    """Strains, resultants, energy and exact nodal forces/moments of one element.
-
-    Inputs are tuples: x1, x2 positions (3,), r1, r2 row-major rotations (9,), c1, c2, g0, w0
-    (3,), h the reference length. Returns
-    (f1, tau1, tau2, energy, gamma, omega, n_mat, m_mat, lam_m) with f2 = -f1; gamma, omega are
-    Gamma - Gamma0 and Omega - Omega0; n_mat = C1 gamma, m_mat = C2 omega (section frame);
-    lam_m the midpoint section frame. Source: notes/seed_004 §3.7 (exact gradient).
-    """
-    psi, half, w, s, qv = relative_rotation(r1, r2)
-    # exp(psi/2) from the quaternion of F: I + hat q + hat q^2 / (1 + w)
+        inv_s = 1.0 / s
+        fp = 2.0 * half * inv_s
+    psi = (fp * qx, fp * qy, fp * qz)
     k = 1.0 / (1.0 + w)
-    qx, qy, qz = qv
-    e_half = (
-        1.0 - k * (qy * qy + qz * qz), k * qx * qy - qz, k * qx * qz + qy,
-        k * qx * qy + qz, 1.0 - k * (qx * qx + qz * qz), k * qy * qz - qx,
-        k * qx * qz - qy, k * qy * qz + qx, 1.0 - k * (qx * qx + qy * qy),
-    )  # fmt: skip
-    lam_m = so3.matmul(r1, e_half)
     d = so3.sub(x2, x1)
+    dd = so3.matTvec(r1, d)
+    qd = so3.cross(qv, dd)
+    qqd = so3.cross(qv, qd)
     inv_h = 1.0 / h
-    ld = so3.matTvec(lam_m, d)
+    ld = (dd[0] - qd[0] + k * qqd[0], dd[1] - qd[1] + k * qqd[1], dd[2] - qd[2] + k * qqd[2])
     gamma = (ld[0] * inv_h - 1.0 - g0[0], ld[1] * inv_h - g0[1], ld[2] * inv_h - g0[2])
     omega = (psi[0] * inv_h - w0[0], psi[1] * inv_h - w0[1], psi[2] * inv_h - w0[2])
     n_mat = (c1[0] * gamma[0], c1[1] * gamma[1], c1[2] * gamma[2])
     m_mat = (c2[0] * omega[0], c2[1] * omega[1], c2[2] * omega[2])
     energy = 0.5 * h * (so3.dot(gamma, n_mat) + so3.dot(omega, m_mat))
-    n = so3.matvec(lam_m, n_mat)
+    qn = so3.cross(qv, n_mat)
+    qqn = so3.cross(qv, qn)
+    n1 = (n_mat[0] + qn[0] + k * qqn[0], n_mat[1] + qn[1] + k * qqn[1],
+          n_mat[2] + qn[2] + k * qqn[2])  # fmt: skip
+    n = so3.matvec(r1, n1)
     dn = so3.cross(d, n)
     # jl(psi/2)^T = jl(-psi/2): coefficients (1 - cos t)/t^2, (t - sin t)/t^3 at t = half
     # jl(psi)^{-T} = jl_inv(-psi): coefficient (1 - half cot half)/(2 half)^2
@@ -129,12 +146,14 @@ def element_response(x1, x2, r1, r2, h, c1, c2, g0, w0):
         t2 = 4.0 * h2
         e = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0
     else:
-        h2 = half * half
-        b = (1.0 - w) / h2
-        c = (half - s) / (h2 * half)
-        e = (1.0 - half * w / s) / (4.0 * h2)
+        # (1 - w)/half^2, (half - s)/half^3, (1 - half w/s)/(4 half^2) with 2 divisions, not 4
+        ih = 1.0 / half
+        ih2 = ih * ih
+        b = (1.0 - w) * ih2
+        c = (half - s) * ih2 * ih
+        e = (1.0 - half * w * inv_s) * (0.25 * ih2)
     v = (0.5 * psi[0], 0.5 * psi[1], 0.5 * psi[2])
-    a = so3.matTvec(r1, dn)
+    a = so3.cross(dd, n1)
     va = so3.cross(v, a)
     vva = so3.cross(v, va)
     u = (
@@ -151,43 +170,92 @@ def element_response(x1, x2, r1, r2, h, c1, c2, g0, w0):
     )
     tau2 = so3.matvec(r1, z)
     tau1 = so3.sub(dn, tau2)
-    return n, tau1, tau2, energy, gamma, omega, n_mat, m_mat, lam_m
-
-
-@kernel(inline="always")
-def _end_rotations(rot, offset, has_offset, e, i, j):
-    """Section frames at the two ends of element e: Lambda_i Q_e0, Lambda_j Q_e1."""
-    r1 = _load_mat(rot, i)
-    r2 = _load_mat(rot, j)
-    if has_offset[e]:
-        r1 = so3.matmul(r1, _load_mat(offset[e], 0))
-        r2 = so3.matmul(r2, _load_mat(offset[e], 1))
-    return r1, r2
-
-
-@kernel(inline="always")
-def _element_at(conn, length, c1, c2, gamma0, omega0, offset, has_offset, e, x, rot):
-    i = conn[e, 0]
-    j = conn[e, 1]
-    r1, r2 = _end_rotations(rot, offset, has_offset, e, i, j)
-    return element_response(
-        _load_vec(x, i), _load_vec(x, j), r1, r2, length[e],
-        _load_vec(c1, e), _load_vec(c2, e), _load_vec(gamma0, e), _load_vec(omega0, e),
-    )  # fmt: skip
+    return n, tau1, tau2, energy, gamma, omega, n_mat, m_mat
 
 
 @kernel
-def internal_forces(el, x, rot, f, tau):
-    """Add the internal nodal forces and moments of every element to f, tau (N,3), in place.
+def element_response(x1, x2, r1, r2, h, c1, c2, g0, w0):
+    """Strains, resultants, energy and exact nodal forces/moments of one element.
 
-    Returns the internal energy. Serial scatter; see internal_forces_parallel.
+    Inputs are tuples: x1, x2 positions (3,), r1, r2 row-major rotations (9,), c1, c2, g0, w0
+    (3,), h the reference length. Returns
+    (f1, tau1, tau2, energy, gamma, omega, n_mat, m_mat, lam_m) with f2 = -f1; gamma, omega are
+    Gamma - Gamma0 and Omega - Omega0; n_mat = C1 gamma, m_mat = C2 omega (section frame);
+    lam_m the midpoint section frame. Source: notes/seed_004 §3.7 (exact gradient).
     """
+    q = so3.quat_from_matrix(so3.matTmul(r1, r2))
+    out = _element(x1, x2, r1, q, h, c1, c2, g0, w0)
+    # exp(psi/2) from the quaternion of F: I + hat q + hat q^2 / (1 + w)
+    w, qx, qy, qz = q
+    k = 1.0 / (1.0 + w)
+    e_half = (
+        1.0 - k * (qy * qy + qz * qz), k * qx * qy - qz, k * qx * qz + qy,
+        k * qx * qy + qz, 1.0 - k * (qx * qx + qz * qz), k * qy * qz - qx,
+        k * qx * qz - qy, k * qy * qz + qx, 1.0 - k * (qx * qx + qy * qy),
+    )  # fmt: skip
+    return out + (so3.matmul(r1, e_half),)
+
+
+@kernel
+def element_forces(x1, x2, r1, q, h, c1, c2, g0, w0):
+    """(f1, tau1, tau2, energy) of element_response as the assembly evaluates it: from
+    q = relative_quaternion(q1, q2) of the nodal quaternions instead of r2, so that each
+    node's quaternion is extracted once rather than one of r1^T r2 per element."""
+    return _element(x1, x2, r1, q, h, c1, c2, g0, w0)[:4]
+
+
+@kernel
+def node_quaternions(rot, quat, lo, hi):
+    """quat[a] = Spurrier quaternion (w, x, y, z) of rot[a] (N,3,3) for lo <= a < hi."""
+    for a in range(lo, hi):
+        q = so3.quat_from_matrix(_load_mat(rot, a))
+        for k in range(4):
+            quat[a, k] = q[k]
+
+
+def _element_at_inlined_body(el, e, x, rot, quat):
+    i = el.conn[e, 0]
+    j = el.conn[e, 1]
+    qi = _load_quat(quat, i)
+    qj = _load_quat(quat, j)
+    r1 = _load_mat(rot, i)
+    if el.has_offset[e]:  # the element's own section frames Lambda_a Q_ea (RodElements)
+        qi = so3.quat_mul(qi, _load_quat(el.offset_q[e], 0))
+        qj = so3.quat_mul(qj, _load_quat(el.offset_q[e], 1))
+        r1 = so3.matmul(r1, _load_mat(el.offset[e], 0))
+    return _element(
+        _load_vec(x, i), _load_vec(x, j), r1, relative_quaternion(qi, qj), el.length[e],
+        _load_vec(el.c1, e), _load_vec(el.c2, e), _load_vec(el.gamma0, e),
+        _load_vec(el.omega0, e),
+    )[:4]  # fmt: skip
+
+
+@kernel(inline="always")
+def _end_rotations(el, e, rot):
+    """Section frames (row-major tuples) at the two ends of element e: Lambda_a Q_ea."""
+    r1 = _load_mat(rot, el.conn[e, 0])
+    r2 = _load_mat(rot, el.conn[e, 1])
+    if el.has_offset[e]:
+        r1 = so3.matmul(r1, _load_mat(el.offset[e], 0))
+        r2 = so3.matmul(r2, _load_mat(el.offset[e], 1))
+    return r1, r2
+
+
+# Inlining the whole element saves a call and its argument marshalling per element.
+_element_at_inlined = kernel(inline="always")(_element_at_inlined_body)
+
+
+@kernel
+def assemble_forces(el, x, rot, quat, f, tau):
+    """Add the internal nodal forces and moments of every element to f, tau (N,3), in place,
+    given quat (N,4) = the nodal quaternions of rot (node_quaternions). Returns the internal
+    energy. Serial scatter."""
+    conn = el.conn
     energy = 0.0
-    for e in range(el.conn.shape[0]):
-        n, t1, t2, u = _element_at(el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0,
-                                   el.offset, el.has_offset, e, x, rot)[:4]  # fmt: skip
-        i = el.conn[e, 0]
-        j = el.conn[e, 1]
+    for e in range(conn.shape[0]):
+        n, t1, t2, u = _element_at_inlined(el, e, x, rot, quat)
+        i = conn[e, 0]
+        j = conn[e, 1]
         for k in range(3):
             f[i, k] += n[k]
             f[j, k] -= n[k]
@@ -197,24 +265,34 @@ def internal_forces(el, x, rot, f, tau):
     return energy
 
 
-@kernel(parallel=True)
-def internal_forces_parallel(el, x, rot, f, tau, work):
-    """Parallel version of internal_forces: elements in parallel into ``work`` (E,2,6), then a
-    race-free gather per node through the CSR map. Returns the internal energy."""
-    # prange bodies may only capture arrays and scalars, not the named tuple
-    conn, length, c1, c2, gamma0, omega0 = el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0
-    offset, has_offset = el.offset, el.has_offset
-    node_ptr, node_slots = el.node_ptr, el.node_slots
+@kernel
+def _elements_to_work(el, x, rot, quat, work, lo, hi):
+    """Contributions of elements lo <= e < hi into work (E,2,6) (forces then moments, per end);
+    returns their energy. One call per block of the parallel assembly."""
     energy = 0.0
-    for e in prange(conn.shape[0]):
-        n, t1, t2, u = _element_at(conn, length, c1, c2, gamma0, omega0, offset, has_offset, e,
-                                   x, rot)[:4]  # fmt: skip
+    for e in range(lo, hi):
+        n, t1, t2, u = _element_at_inlined(el, e, x, rot, quat)
         for k in range(3):
             work[e, 0, k] = n[k]
             work[e, 1, k] = -n[k]
             work[e, 0, 3 + k] = t1[k]
             work[e, 1, 3 + k] = t2[k]
         energy += u
+    return energy
+
+
+@kernel(parallel=True)
+def assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, block_energy):
+    """Parallel assemble_forces: contiguous element blocks (bounds (B+1,) int64) in parallel
+    into ``work`` (E,2,6), their energies into block_energy (B,), then a race-free gather per
+    node through the CSR map. The gather adds in the serial scatter's order, so f and tau are
+    bit-identical to assemble_forces; the energy is summed block by block."""
+    # prange bodies may only capture arrays and scalars, not the named tuple; the element
+    # loop is a call per block (an element inlined into the prange body trips numba 0.68's
+    # array analysis)
+    node_ptr, node_slots = el.node_ptr, el.node_slots
+    for b in prange(bounds.shape[0] - 1):
+        block_energy[b] = _elements_to_work(el, x, rot, quat, work, bounds[b], bounds[b + 1])
     for a in prange(x.shape[0]):
         for q in range(node_ptr[a], node_ptr[a + 1]):
             slot = node_slots[q]
@@ -223,7 +301,38 @@ def internal_forces_parallel(el, x, rot, f, tau, work):
             for k in range(3):
                 f[a, k] += work[e, side, k]
                 tau[a, k] += work[e, side, 3 + k]
+    energy = 0.0
+    for b in range(bounds.shape[0] - 1):
+        energy += block_energy[b]
     return energy
+
+
+@kernel
+def internal_forces(el, x, rot, f, tau):
+    """Add the internal nodal forces and moments of every element to f, tau (N,3), in place.
+
+    Returns the internal energy. Serial scatter; see internal_forces_parallel.
+    """
+    quat = np.empty((x.shape[0], 4))
+    node_quaternions(rot, quat, 0, x.shape[0])
+    return assemble_forces(el, x, rot, quat, f, tau)
+
+
+@kernel(parallel=True)
+def internal_forces_parallel(el, x, rot, f, tau, work):
+    """Parallel version of internal_forces (``work`` (E,2,6) scratch); see
+    assemble_forces_parallel. Returns the internal energy."""
+    # a prange of its own: a kernel whose only parallel code is a cached callee does not
+    # start numba's threading layer when it is itself loaded from the cache (segfault)
+    quat = np.empty((x.shape[0], 4))
+    for a in prange(x.shape[0]):
+        node_quaternions(rot, quat, a, a + 1)
+    ne = work.shape[0]
+    blocks = max(1, min(ne, 8))
+    bounds = np.empty(blocks + 1, dtype=np.int64)
+    for b in range(blocks + 1):
+        bounds[b] = b * ne // blocks
+    return assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, np.empty(blocks))
 
 
 @kernel
@@ -231,8 +340,13 @@ def element_fields(el, x, rot, gamma, omega, n_mat, m_mat):
     """Fill the per-element output fields (E,3) (section frame) and return the energy."""
     energy = 0.0
     for e in range(el.conn.shape[0]):
-        out = _element_at(el.conn, el.length, el.c1, el.c2, el.gamma0, el.omega0, el.offset,
-                          el.has_offset, e, x, rot)
+        i = el.conn[e, 0]
+        j = el.conn[e, 1]
+        r1, r2 = _end_rotations(el, e, rot)
+        out = element_response(
+            _load_vec(x, i), _load_vec(x, j), r1, r2, el.length[e], _load_vec(el.c1, e),
+            _load_vec(el.c2, e), _load_vec(el.gamma0, e), _load_vec(el.omega0, e),
+        )  # fmt: skip
         energy += out[3]
         for k in range(3):
             gamma[e, k] = out[4][k]
@@ -309,5 +423,11 @@ def make_elements(conn, x0, rot0, c1, c2, end_frames=None) -> RodElements:
     omega0 = np.zeros((ne, 3))
     reference_strains(own, length, np.ascontiguousarray(x0[conn].reshape(2 * ne, 3)),
                       np.ascontiguousarray(ends), gamma0, omega0)  # fmt: skip
+    offset_q = np.zeros((ne, 2, 4))
+    offset_q[:, :, 0] = 1.0
+    for e in np.flatnonzero(has_offset):
+        for side in (0, 1):
+            offset_q[e, side] = so3.quat_from_matrix(tuple(offset[e, side].ravel()))
     ptr, slots = node_element_map(conn, x0.shape[0])
-    return RodElements(conn, length, c1, c2, gamma0, omega0, ptr, slots, offset, has_offset)
+    return RodElements(conn, length, c1, c2, gamma0, omega0, ptr, slots, offset, offset_q,
+                       has_offset)
