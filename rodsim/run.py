@@ -82,27 +82,37 @@ def plan(case: Case, model, n_elements: int) -> Plan:
                         "stable-step estimate is not a number)", key="sections")
     t_end = s["t_end"]
     interval = out["interval"]
+    given_interval = interval is not None
     if interval is None and out["every"] is None:
         interval = t_end / 100.0
     if s["dt"] == "auto":
         if not math.isfinite(stable):
             raise CaseError("dt: auto needs a stable-step estimate, and the model has no "
                             "elastic element; give dt", key="solver.dt")
-        dt = s["safety"] * stable
-        if interval is not None:  # shrink dt so frames fall on the interval exactly
-            per = max(1, math.ceil(interval / dt * (1 - 1e-12)))
-            dt = interval / per
-        n_steps = max(1, math.ceil(min(t_end / dt, 2.0 * MAX_STEPS) * (1 - 1e-12)))
+        raw = s["safety"] * stable
+        _check_steps(t_end / raw)
+        if interval is not None:  # shrink dt so frames fall on the interval and on t_end
+            n_frames = max(1, math.ceil(t_end / interval * (1 - 1e-12)))
+            per = max(1, math.ceil(t_end / n_frames / raw * (1 - 1e-12)))
+            n_steps = n_frames * per
+        else:
+            n_steps = max(1, math.ceil(t_end / raw * (1 - 1e-12)))
+        dt = t_end / n_steps
     else:
-        dt = s["dt"]
-        n_steps = max(1, math.ceil(min(t_end / dt, 2.0 * MAX_STEPS) * (1 - 1e-12)))
-        per = max(1, round(interval / dt)) if interval is not None else None
-        if interval is not None and abs(per * dt - interval) > 1e-9 * interval:
-            log.warning("output.interval %g is not a multiple of dt %g; frames every %d steps",
-                        interval, dt, per)
-    if n_steps > MAX_STEPS:
-        raise CaseError(f"t_end / dt = {t_end / dt:.3g} steps is more than {MAX_STEPS:.0e}; "
-                        "shorten t_end or enlarge dt", key="solver.t_end")
+        _check_steps(t_end / s["dt"])
+        n_steps = max(1, math.ceil(t_end / s["dt"] * (1 - 1e-9)))
+        dt = t_end / n_steps
+        if abs(dt - s["dt"]) > 1e-9 * s["dt"]:
+            log.warning("dt %g does not divide t_end %g: using dt %.6g (%d steps)", s["dt"],
+                        t_end, dt, n_steps)
+        if interval is not None:
+            per = max(1, round(interval / dt))
+            if given_interval and abs(per * dt - interval) > 1e-9 * interval:
+                log.warning("output.interval %g is not a multiple of dt %g; frames every %d "
+                            "steps", interval, dt, per)
+    if dt > stable:
+        log.warning("dt %g is above the stable-step estimate %g: the explicit scheme will "
+                    "blow up", dt, stable)
     if interval is None:
         per = out["every"]
     if s["parallel"] == "auto":
@@ -110,6 +120,12 @@ def plan(case: Case, model, n_elements: int) -> Plan:
     else:
         parallel = bool(s["parallel"])
     return Plan(float(dt), int(n_steps), int(min(per, n_steps)), float(stable), parallel)
+
+
+def _check_steps(n: float) -> None:
+    if not n <= MAX_STEPS:
+        raise CaseError(f"t_end / dt = {n:.3g} steps is more than {MAX_STEPS:.0e}; shorten "
+                        "t_end or enlarge dt", key="solver.t_end")
 
 
 def prepare(case_path, overrides=()) -> Prepared:
@@ -153,7 +169,7 @@ def frame(run: dynamics.Explicit, dt: float) -> Frame:
     n, e = model.n_nodes, model.n_elements
     vel, omega = np.empty((n, 3)), np.empty((n, 3))
     nodal_velocities(model.mass, model.inertia, st.rot, st.p, st.pi, vel, omega)
-    prescribed_velocities(model.prescribed, run.time, dt, vel, omega)
+    prescribed_velocities(model.prescribed, run.time, dt, vel, omega)  # of the last step
     quat = np.empty((n, 4))
     relative_quaternions(st.rot, model.rot0, quat)
     gamma, kappa, force, moment = (np.empty((e, 3)) for _ in range(4))
@@ -194,27 +210,37 @@ def execute(prep: Prepared, output=None, vtk: bool | None = None,
     title = case.data["title"]
     try:
         writer = ResultsWriter(h5, setup.mesh, case.text, title, prep.overrides)
-        series = SeriesWriter(pvd, setup.mesh.points, setup.mesh.conn) if vtk else None
     except OSError as exc:
         raise CaseError(f"cannot write results to {h5}: {exc.strerror or exc}",
                         file=str(case.path)) from None
+    try:
+        series = SeriesWriter(pvd, setup.mesh.points, setup.mesh.conn) if vtk else None
+    except OSError as exc:
+        writer.close()
+        raise CaseError(f"cannot write the ParaView series {pvd} and "
+                        f"{pvd.with_name(pvd.stem + '_vtk')}/: {exc.strerror or exc}",
+                        file=str(case.path)) from None
     with writer:
-        first = frame(run, p.dt)
-        writer.write(first)
-        if series:
-            series.write(first)
-        last = first
-        while run.step < p.n_steps:
-            target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
-            run.max_iterations = 0
-            while run.step < target:
-                dynamics.advance(run, min(MAX_CHUNK, target - run.step))
-                if progress:
-                    progress(run.time, run.step, p.n_steps)
-            last = frame(run, p.dt)
-            writer.write(last)
+        try:
+            first = frame(run, p.dt)
+            writer.write(first)
             if series:
-                series.write(last)
+                series.write(first)
+            last = first
+            while run.step < p.n_steps:
+                target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
+                run.max_iterations = 0
+                while run.step < target:
+                    dynamics.advance(run, min(MAX_CHUNK, target - run.step))
+                    if progress:
+                        progress(run.time, run.step, p.n_steps)
+                last = frame(run, p.dt)
+                writer.write(last)
+                if series:
+                    series.write(last)
+        finally:
+            if series:
+                series.close()  # the .pvd index lists every frame written, also on failure
         frames = writer.frames
     wall = wallclock.perf_counter() - started
     log.info("%d steps in %.3g s (%.3g steps/s), %d frames", run.step, wall,

@@ -203,3 +203,34 @@ def test_unwritable_output_is_an_input_error(tmp_path):
     assert res.exit_code == 2
     message = res.stderr if hasattr(res, "stderr") else res.output
     assert f"cannot write results to {blocker / 'r.h5'}" in message
+
+
+def test_failed_series_keeps_old_results(tmp_path):
+    """The results writer has started when the ParaView folder turns out to be blocked: the
+    old results stay, no temporary file is left, exit code 2 names the folder."""
+    out = tmp_path / "r.h5"
+    out.write_bytes(b"old results")
+    (tmp_path / "r_vtk").write_text("a file where the series folder should go")
+    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out), "--vtk", "-q"])
+    assert res.exit_code == 2
+    assert "r_vtk" in (res.stderr if hasattr(res, "stderr") else res.output)
+    assert out.read_bytes() == b"old results"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.h5", "r_vtk"]
+
+
+@pytest.mark.parametrize("overrides", [
+    ["solver.t_end=1", "output.interval=0.3"],
+    ["solver.t_end=1", "output.every=7"],
+    ["solver.t_end=1", "solver.dt=0.003", "output.every=50"],
+    ["solver.t_end=0.7"],
+])
+def test_the_last_frame_is_at_t_end(overrides):
+    prep = runner.prepare(SPAGHETTI, overrides)
+    p = prep.plan
+    t_end = prep.case.data["solver"]["t_end"]
+    assert p.n_steps * p.dt == pytest.approx(t_end, rel=1e-14)
+    assert p.dt <= max(0.8 * p.stable_dt, prep.case.data["solver"]["dt"]
+                       if prep.case.data["solver"]["dt"] != "auto" else 0)
+    interval = prep.case.data["output"]["interval"]
+    if interval is not None:
+        assert p.steps_per_frame * p.dt <= interval * (1 + 1e-12)

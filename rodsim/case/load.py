@@ -207,6 +207,7 @@ def case_from_text(text: str, path, overrides=()) -> Case:
     if not isinstance(data, dict):
         raise CaseError("expected a mapping of keys (rodsim: 1, mesh: ..., ...) at the top, got "
                         + show(data), file=name)
+    data = _unshared(data)  # YAML aliases share objects; --set must change one place only
     try:
         for assignment in overrides:
             apply_override(data, assignment)
@@ -214,3 +215,12 @@ def case_from_text(text: str, path, overrides=()) -> Case:
     except CaseError as exc:
         raise CaseError(exc.reason, file=name, key=exc.key) from None
     return Case(path=path.resolve(), text=text, data=normalised)
+
+
+def _unshared(node):
+    """A copy of parsed YAML in which no two places share a mapping or list."""
+    if isinstance(node, dict):
+        return {k: _unshared(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_unshared(v) for v in node]
+    return node

@@ -111,7 +111,8 @@ class Boolean:
 
 @dataclass(frozen=True)
 class Text:
-    """A string; with choices, one of them; with identifier, a name without dots or spaces."""
+    """A string; with choices, one of them; with identifier, a name without dots, slashes (an
+    HDF5 path separator in mesh/sets) or spaces."""
 
     choices: tuple[str, ...] = ()
     identifier: bool = False
@@ -126,7 +127,7 @@ class Text:
             raise fail(path, f"expected {self.expected()}, got {show(value)}")
         if self.choices and value not in self.choices:
             raise fail(path, f"expected {self.expected()}, got {value!r}")
-        if self.identifier and (not value or any(c in value for c in ". \t\n[]")):
+        if self.identifier and (not value or any(c in value for c in "./ \t\n[]")):
             raise fail(path, f"expected {self.expected()}, got {value!r}")
         return value
 

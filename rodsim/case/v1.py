@@ -119,9 +119,12 @@ def _arc_angle(data, path: Path):
     if data["angle"] == 0.0 or abs(data["angle"]) > 360.0:
         raise fail((*path, "angle"), f"expected a non-zero angle of at most 360 degrees in "
                    f"magnitude, got {data['angle']:g}")
+    if abs(abs(data["angle"]) - 360.0) < 1e-9 and data["elements"] < 3:
+        raise fail((*path, "elements"), f"a closed ring needs at least 3 elements, got "
+                   f"{data['elements']}")
 
 
-_arc_angle.__doc__ = "0 < |angle| <= 360"
+_arc_angle.__doc__ = "0 < |angle| <= 360; a closed ring (360) has at least 3 elements"
 
 ARC_PART = Record((
     Field("name", NAME, "part name; node sets <name>.start, <name>.end, <name>.all"),

@@ -78,6 +78,10 @@ def _generated(tag: str, spec: dict, path) -> _Part:
 
 def _from_file(spec: dict, path, resolve) -> _Part:
     fm = read_mesh(resolve(spec["file"]), render((*path, "file")))
+    if fm.plates:
+        raise CaseError(f"{spec['file']!r} has {fm.plates} triangle/quad cells besides its line "
+                        "cells; plates are not available yet in this version of rodsim",
+                        key=render((*path, "file")))
     lengths = np.linalg.norm(fm.points[fm.lines[:, 1]] - fm.points[fm.lines[:, 0]], axis=1)
     if np.any(lengths == 0.0):
         e = int(np.flatnonzero(lengths == 0.0)[0])

@@ -120,6 +120,9 @@ def read_mesh(path: Path, key: str) -> FileMesh:
         renumber = np.searchsorted(keep, first[inverse.ravel()])
         element_sets = {k: np.unique(renumber[v]) for k, v in element_sets.items()}
         conn = np.ascontiguousarray(conn[keep])
+    # HDF5 would read "/" in a set name as a group path (mesh/sets/<name>)
+    element_sets = {k.replace("/", "_"): v for k, v in element_sets.items()}
+    node_sets = {k.replace("/", "_"): v for k, v in node_sets.items()}
     used = np.unique(conn)
     return FileMesh(points, conn, element_sets, {**node_sets, "all": used}, plates)
 

@@ -3,7 +3,8 @@
 The prescribed components are also marked fixed, so the integrators leave them alone (their
 momenta stay zero: the support supplies whatever force the motion needs); after every drift
 to a new time the kernel ``impose`` writes the prescribed configuration. Velocities of
-prescribed nodes for output are f'(t) u and f'(t) theta (:func:`prescribed_velocities`).
+prescribed nodes for output are those of the last step (:func:`prescribed_velocities`);
+their momenta stay zero.
 """
 
 from collections.abc import Sequence
@@ -97,15 +98,16 @@ def impose(pa, t, x0, rot0, x, rot):
 
 
 def prescribed_velocities(pa: PrescribedArrays, t: float, dt: float, v, omega) -> None:
-    """Overwrite v, omega (N,3) of prescribed nodes with f'(t) u, f'(t) theta (f' by a central
-    difference over dt: the rotation vector is scaled along a fixed axis, so the spatial
-    angular velocity is exactly f' theta)."""
+    """Overwrite v, omega (N,3) of prescribed nodes with the velocities of the last step taken:
+    (f(t) - f(t - dt)) / dt times u and theta (forward over the first step at t = 0 + dt).
+    One-sided, so a kink or jump of f inside a step shows as that step's mean rate; the
+    rotation vector is scaled along a fixed axis, so the spatial angular velocity is that
+    rate times theta."""
     for k in range(len(pa.node)):
-        fp = (timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
-                                       pa.tf[k], t + 0.5 * dt)
-              - timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
-                                         pa.tf[k], t - 0.5 * dt)) / dt
+        f = [timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
+                                      pa.tf[k], tk) for tk in (t - dt, t, t + dt)]
+        rate = (f[1] - f[0]) / dt if t - dt >= -1e-12 * dt else (f[2] - f[1]) / dt
         if pa.translate[k]:
-            v[pa.node[k]] = fp * pa.u[k]
+            v[pa.node[k]] = rate * pa.u[k]
         if pa.rotate[k]:
-            omega[pa.node[k]] = fp * pa.theta[k]
+            omega[pa.node[k]] = rate * pa.theta[k]

@@ -3,12 +3,14 @@
 
 Rods are line cells. Point data: displacement, velocity, angular_velocity, d1, d2, d3.
 Cell data: force, moment (section frame), strain, curvature. The .pvd index is rewritten
-atomically after every frame, so an interrupted run leaves a series ParaView can open.
+atomically at most once a second and at the end, so an interrupted run leaves a series
+ParaView can open.
 """
 
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -30,6 +32,7 @@ class SeriesWriter:
         self.points = np.asarray(points, dtype=float)
         self.cells = [("line", np.asarray(conn, dtype=np.int64))]
         self.entries: list[tuple[float, str]] = []
+        self.indexed = 0.0
 
     def write(self, frame: Frame) -> None:
         k = len(self.entries)
@@ -53,7 +56,12 @@ class SeriesWriter:
                            cell_data=cell_data)
         mesh.write(self.folder / name, file_format="vtu", binary=True, compression="zlib")
         self.entries.append((frame.time, name))
-        self._write_index()
+        # rewriting the whole index per frame is quadratic in the frame count: at most once a
+        # second (and at close), so an interrupted run's index lags by at most a second
+        now = time.monotonic()
+        if now - self.indexed >= 1.0:
+            self._write_index()
+            self.indexed = now
 
     def _write_index(self) -> None:
         lines = ['<?xml version="1.0"?>',
@@ -72,7 +80,7 @@ class SeriesWriter:
         os.replace(tmp, self.pvd)
 
     def close(self) -> None:
-        pass
+        self._write_index()
 
     def __enter__(self):
         return self
