@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rodsim.case.load import Case
-from rodsim.case.schema import render
+from rodsim.case.schema import render, within
 from rodsim.case.v1 import DOFS
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh, build_mesh, unknown_set_message
@@ -32,10 +32,6 @@ class Setup:
     prescribed: tuple[Prescribed, ...]
 
 
-def _rekey(exc: CaseError, path) -> CaseError:
-    return CaseError(exc.reason, key=render(path) + ("." + exc.key if exc.key else ""))
-
-
 def section(spec: dict, path) -> RodSection:
     """RodSection from a normalised rod-section entry."""
     try:
@@ -46,7 +42,7 @@ def section(spec: dict, path) -> RodSection:
         return section_from_resultants(spec["EA"], spec["GA"], spec["GJ"], spec["EI"],
                                        spec["rhoA"], spec["rhoI"], spec["rhoJ"])
     except CaseError as exc:
-        raise _rekey(exc, path) from None
+        raise within(exc, path) from None
 
 
 def time_function(spec, path) -> timefunc.TimeFunction:
@@ -58,7 +54,7 @@ def time_function(spec, path) -> timefunc.TimeFunction:
     try:
         return timefunc.time_function_from_spec(raw)
     except CaseError as exc:
-        raise _rekey(exc, path) from None
+        raise within(exc, path) from None
 
 
 def nodes_of(mesh: Mesh, name: str, path) -> np.ndarray:

@@ -34,6 +34,11 @@ def fail(path: Path, message: str) -> CaseError:
     return CaseError(message, key=render(path) or None)
 
 
+def within(exc: CaseError, path: Path) -> CaseError:
+    """exc (raised with a key relative to path) with the full key path."""
+    return CaseError(exc.reason, key=render(path) + ("." + exc.key if exc.key else ""))
+
+
 def show(value) -> str:
     """A value as the user wrote it, for error messages."""
     if value is None:

@@ -10,9 +10,11 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from rodsim.case.schema import render
+from rodsim.case.schema import render, within
 from rodsim.errors import CaseError
 from rodsim.mesh import generate
 from rodsim.mesh.read import read_mesh
@@ -56,11 +58,6 @@ class _Part:
     sets: dict  # local node sets, short names
 
 
-def _rekeyed(exc: CaseError, path) -> CaseError:
-    key = render(path) + ("." + exc.key if exc.key else "")
-    return CaseError(exc.reason, key=key)
-
-
 def _generated(tag: str, spec: dict, path) -> _Part:
     try:
         if tag == "rod":
@@ -69,7 +66,7 @@ def _generated(tag: str, spec: dict, path) -> _Part:
             g = generate.arc(spec["center"], spec["radius"], spec["start"], spec["normal"],
                              spec["angle"], spec["elements"], spec["up"])
     except CaseError as exc:
-        raise _rekeyed(exc, path) from None
+        raise within(exc, path) from None
     last = int(g.conn[-1, 1])
     sets = {"start": np.array([0]), "end": np.array([last]), "all": np.arange(len(g.points))}
     return _Part(spec["name"], g.points, g.conn, g.frames[g.conn],
@@ -125,22 +122,15 @@ def _from_file(spec: dict, path, resolve) -> _Part:
 
 def _merge_map(points: np.ndarray, tol: float) -> np.ndarray:
     """Index of the representative (lowest index) of each point's cluster within tol."""
-    parent = np.arange(len(points))
     if tol <= 0.0 or len(points) < 2:
-        return parent
+        return np.arange(len(points))
     pairs = cKDTree(points).query_pairs(tol, output_type="ndarray")
-
-    def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, b in pairs:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return np.array([root(i) for i in range(len(points))])
+    n = len(points)
+    graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    _, label = connected_components(graph, directed=False)
+    lowest = np.full(label.max() + 1, n)
+    np.minimum.at(lowest, label, np.arange(n))
+    return lowest[label]
 
 
 def build_mesh(parts: list, case_sets: dict, resolve, merge_tolerance=None) -> Mesh:

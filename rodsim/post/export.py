@@ -15,7 +15,8 @@ def export_vtk(results, folder=None) -> tuple[Path, int]:
     with open_results(results) as f:
         points = f["mesh/points"][()]
         conn = f["mesh/rods"][()]
+        frames0 = f["mesh/frames"][()]
         with SeriesWriter(pvd, points, conn) as series:
             for k in range(f["time"].shape[0]):
-                series.write(read_frame(f, k))
+                series.write(read_frame(f, k, frames0))
         return pvd, f["time"].shape[0]

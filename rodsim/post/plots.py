@@ -79,6 +79,8 @@ def _quantity(f, t, what: str, ax) -> None:
         raise CaseError(f"unknown node set {set_name!r} (sets: {', '.join(sorted(sets))})",
                         key="plot")
     nodes = sets[set_name][()]
+    if len(nodes) == 0:
+        raise CaseError(f"node set {set_name!r} is empty", key="plot")
     if name in NODAL:
         if name == "displacement":
             data = f["nodes/position"][:, nodes] - f["mesh/points"][()][nodes]

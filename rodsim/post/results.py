@@ -39,10 +39,12 @@ def quaternion_matrices(q: np.ndarray) -> np.ndarray:
     ], -2)
 
 
-def read_frame(f: h5py.File, k: int) -> Frame:
-    """Frame k of an open results file (directors rebuilt from rotation and mesh/frames)."""
+def read_frame(f: h5py.File, k: int, frames0=None) -> Frame:
+    """Frame k of an open results file (directors rebuilt from rotation and mesh/frames;
+    pass frames0 = mesh/frames when reading many frames)."""
     rot = f["nodes/rotation"][k]
-    directors = quaternion_matrices(rot) @ f["mesh/frames"][()]
+    frames0 = f["mesh/frames"][()] if frames0 is None else frames0
+    directors = quaternion_matrices(rot) @ frames0
     has_rods = "rods/force" in f
     e = f["mesh/rods"].shape[0] if has_rods else 0
 

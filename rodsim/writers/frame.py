@@ -1,5 +1,6 @@
 """One output frame: every per-frame quantity of the results file, as arrays."""
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,3 +41,11 @@ class Frame:
     @property
     def total(self) -> float:
         return self.kinetic + self.internal + self.external
+
+
+def share(path) -> None:
+    """Give a file made by tempfile.mkstemp (owner-only) the permissions the umask allows, like
+    any other file the user creates: results are meant to be read by others."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)

@@ -19,7 +19,7 @@ import numpy as np
 
 from rodsim import __version__
 from rodsim.mesh.assemble import Mesh
-from rodsim.writers.frame import Frame
+from rodsim.writers.frame import Frame, share
 
 log = logging.getLogger(__name__)
 
@@ -91,9 +91,7 @@ class ResultsWriter:
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".partial",
                                    dir=self.path.parent)
         os.close(fd)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it owner-only; results are shared files
+        share(tmp)
         self.tmp = Path(tmp)
         self.frames = 0
         self.replaced = False

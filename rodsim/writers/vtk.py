@@ -17,7 +17,7 @@ from xml.sax.saxutils import quoteattr
 import meshio
 import numpy as np
 
-from rodsim.writers.frame import Frame
+from rodsim.writers.frame import Frame, share
 
 
 class SeriesWriter:
@@ -74,9 +74,7 @@ class SeriesWriter:
         fd, tmp = tempfile.mkstemp(prefix=f".{self.pvd.name}.", dir=self.pvd.parent)
         with os.fdopen(fd, "w") as f:
             f.write("\n".join(lines))
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        share(tmp)
         os.replace(tmp, self.pvd)
 
     def close(self) -> None:
