@@ -86,10 +86,6 @@ def _unavailable(data: dict) -> None:
     if solver["scheme"] != "explicit":
         raise CaseError("scheme: implicit is not available in this version of rodsim "
                         "(use scheme: explicit)", key="solver.scheme")
-    for k in ("strain_rate", "mass"):
-        if solver["damping"][k] != 0.0:
-            raise CaseError("damping is not available in this version of rodsim (set it to 0)",
-                            key=f"solver.damping.{k}")
 
 
 def build(case: Case) -> Setup:
@@ -159,6 +155,8 @@ def build(case: Case) -> Setup:
 
     model = build_model(mesh.points, mesh.frames, mesh.conn, per_element, fixed=fixed,
                         loads=loads, gravity=gravity, point_masses=masses,
-                        end_frames=mesh.end_frames, prescribed=prescribed)
+                        end_frames=mesh.end_frames, prescribed=prescribed,
+                        damping=(data["solver"]["damping"]["strain_rate"],
+                                 data["solver"]["damping"]["mass"]))
     return Setup(case, mesh, model, rod_sections, tuple(prescribed))
 

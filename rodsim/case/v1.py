@@ -362,10 +362,13 @@ SOLVER = Record((
           default=0.8),
     Field("t_end", POSITIVE, "end time"),
     Field("damping", Record((
-        Field("strain_rate", NONNEGATIVE, "beta (time): viscous resultants beta C dstrain/dt",
+        Field("strain_rate", NONNEGATIVE, "beta (time): viscous resultants beta C dstrain/dt "
+              "(objective: no work on rigid motions)",
               default=0.0),
-        Field("mass", NONNEGATIVE, "alpha (1/time): nodal force -alpha m v", default=0.0),
-    )), "damping (not available yet: must be 0)", default={"strain_rate": 0.0, "mass": 0.0}),
+        Field("mass", NONNEGATIVE, "alpha (1/time): nodal force -alpha m v (for supported "
+              "structures: it also damps rigid motion)", default=0.0),
+    )), "damping (explicit scheme; the stable step accounts for it)",
+        default={"strain_rate": 0.0, "mass": 0.0}),
     Field("newton", Record((
         Field("tol", POSITIVE, "residual tolerance", default=1e-10),
         Field("max_iter", COUNT, "iterations before the step fails", default=25),

@@ -33,6 +33,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.integrators.lavi import (
     constrain_rows,
     lavi_jacobian,
@@ -43,7 +44,12 @@ from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model.loads import external_forces
 from rodsim.model.prescribed import impose
-from rodsim.model.rod import assemble_forces, assemble_forces_parallel, node_quaternions
+from rodsim.model.rod import (
+    assemble_forces,
+    assemble_forces_parallel,
+    damping_forces,
+    node_quaternions,
+)
 
 SO3XR3 = 0
 SE3 = 1
@@ -72,6 +78,8 @@ class ModelArrays(NamedTuple):
     rot0: np.ndarray
     x0: np.ndarray
     prescribed: object
+    beta: float
+    alpha: float
 
 
 class StateArrays(NamedTuple):
@@ -102,7 +110,8 @@ class Workspace(NamedTuple):
     linear systems (SE3), elem (E,2,6) element contributions (parallel assembly), quat (N,4)
     nodal quaternions (assembly), blocks (B+1,) and element_blocks (B+1,) int64 node and
     element block bounds of the parallel kernels (one contiguous block per thread),
-    block_energy (B,) the elastic energy per element block."""
+    block_energy (B,) the elastic energy per element block, vel, omg (N,3) nodal velocities
+    (damping)."""
 
     iters: np.ndarray
     lin: np.ndarray
@@ -111,6 +120,8 @@ class Workspace(NamedTuple):
     blocks: np.ndarray
     element_blocks: np.ndarray
     block_energy: np.ndarray
+    vel: np.ndarray
+    omg: np.ndarray
 
 
 def block_bounds(n: int, blocks: int) -> np.ndarray:
@@ -131,6 +142,7 @@ def make_workspace(n_nodes: int, n_elements: int, threads: int | None = None) ->
         np.zeros(n_nodes, dtype=np.int64), np.zeros((n_nodes, 6, 7)),
         np.zeros((n_elements, 2, 6)), np.zeros((n_nodes, 4)), block_bounds(n_nodes, threads),
         block_bounds(n_elements, threads), np.zeros(max(1, min(n_elements, threads))),
+        np.zeros((n_nodes, 3)), np.zeros((n_nodes, 3)),
     )  # fmt: skip
 
 
@@ -442,6 +454,17 @@ def compute_forces(m, s, w, t, parallel):
         node_quaternions(s.rot, w.quat, 0, s.x.shape[0])
         u = assemble_forces(m.rods, s.x, s.rot, w.quat, s.f, s.tau)
     v = external_forces(m.loads, t, s.x, s.rot, m.rot0, m.mass, s.f, s.tau)
+    if m.beta > 0.0 or m.alpha > 0.0:
+        # Lagrange-d'Alembert forces from the current momenta (in the step: p at n + 1/2,
+        # lagged by half a step, which keeps the scheme explicit); they sum to zero force and
+        # moment, so damping leaves the momenta of a free body alone (alpha excepted)
+        nodal_velocities(m.mass, m.inertia, s.rot, s.p, s.pi, w.vel, w.omg)
+        if m.beta > 0.0:
+            damping_forces(m.rods, s.x, s.rot, w.quat, w.vel, w.omg, m.beta, s.f, s.tau)
+        if m.alpha > 0.0:
+            for a in range(s.x.shape[0]):
+                for k in range(3):
+                    s.f[a, k] -= m.alpha * s.p[a, k]
     return u, v
 
 

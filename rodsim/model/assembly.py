@@ -43,7 +43,8 @@ class Model:
     mass (N,), inertia (N,3,3) lumped nodal mass and material rotational inertia;
     fixed (N,6) bool for (ux, uy, uz, rx, ry, rz) in global axes (prescribed dofs included);
     loads and prescribed motions packed for kernels; kinks: times where a load or prescribed
-    history is not smooth.
+    history is not smooth; beta (time) strain-rate and alpha (1/time) mass-proportional
+    damping coefficients.
     """
 
     x0: np.ndarray
@@ -57,6 +58,8 @@ class Model:
     loads: LoadArrays
     kinks: np.ndarray
     prescribed: PrescribedArrays = pack_prescribed(())
+    beta: float = 0.0
+    alpha: float = 0.0
 
     @property
     def n_nodes(self) -> int:
@@ -99,10 +102,12 @@ def build_model(
     point_masses: Sequence[PointMass] = (),
     end_frames=None,
     prescribed: Sequence[Prescribed] = (),
+    damping: tuple[float, float] = (0.0, 0.0),
 ) -> Model:
     """Assemble a Model. ``sections`` is one RodSection or one per element; ``fixed`` is None
     or an (N,6) boolean array; ``end_frames`` (E,2,3,3) the reference section frames at the
-    element ends where they differ from the nodal frames ``rot0`` (corners of frames)."""
+    element ends where they differ from the nodal frames ``rot0`` (corners of frames);
+    ``damping`` (beta, alpha): viscous resultants beta C dstrain/dt and nodal forces -alpha m v."""
     x0 = np.ascontiguousarray(x0, dtype=np.float64)
     rot0 = np.ascontiguousarray(rot0, dtype=np.float64)
     conn = np.ascontiguousarray(conn, dtype=np.int64).reshape(-1, 2)
@@ -138,4 +143,6 @@ def build_model(
         loads=pack_loads(loads, gravity),
         kinks=np.unique(np.concatenate(kinks)),
         prescribed=pack_prescribed(prescribed),
+        beta=float(damping[0]),
+        alpha=float(damping[1]),
     )

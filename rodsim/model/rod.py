@@ -98,39 +98,28 @@ def relative_quaternion(q1, q2):
 
 
 @kernel(inline="always")
-def _element(x1, x2, r1, q, h, c1, c2, g0, w0):
-    """The element's strains, resultants, energy and nodal forces/moments (see
-    element_response), from r1 and q = (w, qx, qy, qz) the unit quaternion of F = r1^T r2 with
-    w >= 0. Inlined into element_response and element_forces (unused outputs are dropped).
-
-    Everything is evaluated in the frame of node 1: with e_half = exp(psi/2) =
-    I + hat qv + hat qv^2/(1 + w), Lambda_m = r1 e_half, so Lambda_m^T d = e_half^T (r1^T d),
-    r1^T n = e_half n_mat and r1^T (d x n) = (r1^T d) x (r1^T n); only n and tau2 are rotated
-    back. This avoids forming Lambda_m (a 3x3 product) per element.
-    """
+def _relative_data(q):
+    """From q = (w, qx, qy, qz), w >= 0, the quaternion of F = r1^T r2: qv, |qv|, the half
+    angle, 1/|qv| (0 when tiny), psi = log F and k = 1/(1 + w)."""
     w, qx, qy, qz = q
     qv = (qx, qy, qz)
     s = math.sqrt(qx * qx + qy * qy + qz * qz)
     half = math.atan2(s, w)
     if s < 1.0e-7:
         fp = 2.0 / w * (1.0 - s * s / (3.0 * w * w))
-        inv_s = 0.0  # unused: half < _SMALL below
+        inv_s = 0.0  # unused: half < _SMALL in _forces_from_resultants
     else:
         inv_s = 1.0 / s
         fp = 2.0 * half * inv_s
     psi = (fp * qx, fp * qy, fp * qz)
-    k = 1.0 / (1.0 + w)
-    d = so3.sub(x2, x1)
-    dd = so3.matTvec(r1, d)
-    qd = so3.cross(qv, dd)
-    qqd = so3.cross(qv, qd)
-    inv_h = 1.0 / h
-    ld = (dd[0] - qd[0] + k * qqd[0], dd[1] - qd[1] + k * qqd[1], dd[2] - qd[2] + k * qqd[2])
-    gamma = (ld[0] * inv_h - 1.0 - g0[0], ld[1] * inv_h - g0[1], ld[2] * inv_h - g0[2])
-    omega = (psi[0] * inv_h - w0[0], psi[1] * inv_h - w0[1], psi[2] * inv_h - w0[2])
-    n_mat = (c1[0] * gamma[0], c1[1] * gamma[1], c1[2] * gamma[2])
-    m_mat = (c2[0] * omega[0], c2[1] * omega[1], c2[2] * omega[2])
-    energy = 0.5 * h * (so3.dot(gamma, n_mat) + so3.dot(omega, m_mat))
+    return qv, s, half, inv_s, psi, 1.0 / (1.0 + w)
+
+
+@kernel(inline="always")
+def _forces_from_resultants(r1, w, qv, s, half, inv_s, psi, k, d, dd, n_mat, m_mat):
+    """Nodal force n on node 1 (-n on node 2) and moments tau1, tau2 (spatial) of section
+    resultants n_mat, m_mat (section frame): the transpose of the strain map, -h B^T, of
+    notes/seed_004 §3.7 (the elastic forces for C eps, the viscous ones for beta C deps/dt)."""
     qn = so3.cross(qv, n_mat)
     qqn = so3.cross(qv, qn)
     n1 = (n_mat[0] + qn[0] + k * qqn[0], n_mat[1] + qn[1] + k * qqn[1],
@@ -170,6 +159,34 @@ def _element(x1, x2, r1, q, h, c1, c2, g0, w0):
     )
     tau2 = so3.matvec(r1, z)
     tau1 = so3.sub(dn, tau2)
+    return n, tau1, tau2
+
+
+@kernel(inline="always")
+def _element(x1, x2, r1, q, h, c1, c2, g0, w0):
+    """The element's strains, resultants, energy and nodal forces/moments (see
+    element_response), from r1 and q = (w, qx, qy, qz) the unit quaternion of F = r1^T r2 with
+    w >= 0. Inlined into element_response and element_forces (unused outputs are dropped).
+
+    Everything is evaluated in the frame of node 1: with e_half = exp(psi/2) =
+    I + hat qv + hat qv^2/(1 + w), Lambda_m = r1 e_half, so Lambda_m^T d = e_half^T (r1^T d),
+    r1^T n = e_half n_mat and r1^T (d x n) = (r1^T d) x (r1^T n); only n and tau2 are rotated
+    back. This avoids forming Lambda_m (a 3x3 product) per element.
+    """
+    qv, s, half, inv_s, psi, k = _relative_data(q)
+    d = so3.sub(x2, x1)
+    dd = so3.matTvec(r1, d)
+    qd = so3.cross(qv, dd)
+    qqd = so3.cross(qv, qd)
+    inv_h = 1.0 / h
+    ld = (dd[0] - qd[0] + k * qqd[0], dd[1] - qd[1] + k * qqd[1], dd[2] - qd[2] + k * qqd[2])
+    gamma = (ld[0] * inv_h - 1.0 - g0[0], ld[1] * inv_h - g0[1], ld[2] * inv_h - g0[2])
+    omega = (psi[0] * inv_h - w0[0], psi[1] * inv_h - w0[1], psi[2] * inv_h - w0[2])
+    n_mat = (c1[0] * gamma[0], c1[1] * gamma[1], c1[2] * gamma[2])
+    m_mat = (c2[0] * omega[0], c2[1] * omega[1], c2[2] * omega[2])
+    energy = 0.5 * h * (so3.dot(gamma, n_mat) + so3.dot(omega, m_mat))
+    n, tau1, tau2 = _forces_from_resultants(r1, q[0], qv, s, half, inv_s, psi, k, d, dd, n_mat,
+                                            m_mat)  # fmt: skip
     return n, tau1, tau2, energy, gamma, omega, n_mat, m_mat
 
 
@@ -431,3 +448,80 @@ def make_elements(conn, x0, rot0, c1, c2, end_frames=None) -> RodElements:
     ptr, slots = node_element_map(conn, x0.shape[0])
     return RodElements(conn, length, c1, c2, gamma0, omega0, ptr, slots, offset, offset_q,
                        has_offset)
+
+
+@kernel(inline="always")
+def _transpose_half(qv, k, a):
+    """exp(psi/2)^T a = a - qv x a + k qv x (qv x a) (the frame-1 to midpoint map)."""
+    qa = so3.cross(qv, a)
+    qqa = so3.cross(qv, qa)
+    return (a[0] - qa[0] + k * qqa[0], a[1] - qa[1] + k * qqa[1], a[2] - qa[2] + k * qqa[2])
+
+
+@kernel(inline="always")
+def _strain_rates(x1, x2, r1, q, h, v1, v2, w1, w2):
+    """d/dt (Gamma, Omega) of the element for nodal velocities v1, v2 and spatial angular
+    velocities w1, w2 (all (3,) tuples): with F = r1^T r2 = exp(psi), Lambda_m = r1 exp(psi/2),
+
+        psi' = jl^{-1}(psi) r1^T (w2 - w1),      Omega' = psi'/h,
+        W_m = Lambda_m^T w1 + jr(psi/2) psi'/2   (body angular velocity of Lambda_m),
+        Gamma' = (Lambda_m^T (v2 - v1) - W_m x Lambda_m^T (x2 - x1)) / h.
+
+    Both vanish for a rigid motion (objective). Returns (Gamma', Omega') in the section frame.
+    """
+    qv, s, half, inv_s, psi, k = _relative_data(q)
+    dd = so3.matTvec(r1, so3.sub(x2, x1))
+    ld = _transpose_half(qv, k, dd)
+    psi_dot = so3.matvec(so3.jl_inv(psi), so3.matTvec(r1, so3.sub(w2, w1)))
+    w_half = so3.matvec(so3.jr((0.5 * psi[0], 0.5 * psi[1], 0.5 * psi[2])), psi_dot)
+    w_m = so3.add(_transpose_half(qv, k, so3.matTvec(r1, w1)), so3.scale(0.5, w_half))
+    ld_dot = _transpose_half(qv, k, so3.matTvec(r1, so3.sub(v2, v1)))
+    inv_h = 1.0 / h
+    return so3.scale(inv_h, so3.sub(ld_dot, so3.cross(w_m, ld))), so3.scale(inv_h, psi_dot)
+
+
+@kernel
+def strain_rates(x1, x2, r1, r2, h, v1, v2, w1, w2):
+    """_strain_rates for rotation matrices r1, r2 (tuples); for tests and output."""
+    return _strain_rates(x1, x2, r1, so3.quat_from_matrix(so3.matTmul(r1, r2)), h, v1, v2,
+                         w1, w2)  # fmt: skip
+
+
+@kernel
+def damping_forces(el, x, rot, quat, vel, omg, beta, f, tau):
+    """Add the forces of objective strain-rate damping, viscous resultants beta C1 Gamma' and
+    beta C2 Omega' through the same map as the elastic resultants (a discrete
+    Lagrange-d'Alembert force, -h B^T beta C B q'), to f, tau (N,3). vel, omg (N,3) nodal
+    velocities; quat (N,4) the nodal quaternions of rot. Returns the dissipated power
+    h beta (Gamma'.C1 Gamma' + Omega'.C2 Omega') summed over the elements (>= 0)."""
+    power = 0.0
+    for e in range(el.conn.shape[0]):
+        i = el.conn[e, 0]
+        j = el.conn[e, 1]
+        qi = _load_quat(quat, i)
+        qj = _load_quat(quat, j)
+        r1 = _load_mat(rot, i)
+        if el.has_offset[e]:
+            qi = so3.quat_mul(qi, _load_quat(el.offset_q[e], 0))
+            qj = so3.quat_mul(qj, _load_quat(el.offset_q[e], 1))
+            r1 = so3.matmul(r1, _load_mat(el.offset[e], 0))
+        q = relative_quaternion(qi, qj)
+        x1 = _load_vec(x, i)
+        x2 = _load_vec(x, j)
+        g_dot, o_dot = _strain_rates(x1, x2, r1, q, el.length[e], _load_vec(vel, i),
+                                     _load_vec(vel, j), _load_vec(omg, i), _load_vec(omg, j))
+        n_d = (beta * el.c1[e, 0] * g_dot[0], beta * el.c1[e, 1] * g_dot[1],
+               beta * el.c1[e, 2] * g_dot[2])  # fmt: skip
+        m_d = (beta * el.c2[e, 0] * o_dot[0], beta * el.c2[e, 1] * o_dot[1],
+               beta * el.c2[e, 2] * o_dot[2])  # fmt: skip
+        power += el.length[e] * (so3.dot(g_dot, n_d) + so3.dot(o_dot, m_d))
+        qv, s, half, inv_s, psi, k = _relative_data(q)
+        d = so3.sub(x2, x1)
+        n, t1, t2 = _forces_from_resultants(r1, q[0], qv, s, half, inv_s, psi, k, d,
+                                            so3.matTvec(r1, d), n_d, m_d)  # fmt: skip
+        for c in range(3):
+            f[i, c] += n[c]
+            f[j, c] -= n[c]
+            tau[i, c] += t1[c]
+            tau[j, c] += t2[c]
+    return power
