@@ -186,14 +186,18 @@ def test_killed_run_leaves_a_readable_file(tmp_path):
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     with h5py.File(out, "r") as f:
-        k = f["time"].shape[0]
-        assert k >= 5
-        t = f["time"][()]
+        # a kill during a flush may leave the newest frame in some datasets only
+        lengths = {name: f[name].shape[0] for name in NODE_DATASETS + ROD_DATASETS
+                   + SCALAR_DATASETS}
+        k = min(lengths.values())
+        assert k >= 5 and max(lengths.values()) <= k + 1
+        t = f["time"][:k]
         assert np.all(np.diff(t) > 0)
         for name in NODE_DATASETS + ROD_DATASETS:
-            assert f[name].shape[0] == k
-            assert np.all(np.isfinite(f[name][()]))
-        np.testing.assert_allclose(f["momentum/linear"][-1, 1:], 0.0, atol=1e-12)
+            assert np.all(np.isfinite(f[name][:k]))
+        np.testing.assert_allclose(f["momentum/linear"][:k, 1:], 0.0, atol=1e-12)
+    res = CliRunner().invoke(main, ["info", str(out)])
+    assert res.exit_code == 0 and f"frames    {k}," in res.output
 
 
 def test_unwritable_output_is_an_input_error(tmp_path):

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rodsim.post.results import open_results, read_frame
+from rodsim.post.results import frame_count, open_results, read_frame
 from rodsim.writers.vtk import SeriesWriter
 
 
@@ -17,6 +17,7 @@ def export_vtk(results, folder=None) -> tuple[Path, int]:
         conn = f["mesh/rods"][()]
         frames0 = f["mesh/frames"][()]
         with SeriesWriter(pvd, points, conn) as series:
-            for k in range(f["time"].shape[0]):
+            n = frame_count(f)
+            for k in range(n):
                 series.write(read_frame(f, k, frames0))
-        return pvd, f["time"].shape[0]
+        return pvd, n

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from rodsim.errors import CaseError
-from rodsim.post.results import open_results
+from rodsim.post.results import frame_count, open_results
 
 NODAL = ("position", "displacement", "velocity", "angular_velocity", "linear_momentum",
          "angular_momentum", "rotation")
@@ -43,21 +43,22 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
     output = Path(output) if output else path.with_name(f"{path.stem}_{safe}.png")
     plt = _figure()
     with open_results(path) as f:
-        t = f["time"][()]
+        n = frame_count(f)
+        t = f["time"][:n]
         title = f.attrs.get("title", "") or path.stem
         fig, ax = plt.subplots(figsize=(8, 4.5), constrained_layout=True)
         if what == "energy":
             for q in ("kinetic", "internal", "external", "total"):
-                ax.plot(t, f[f"energy/{q}"][()], label=q)
+                ax.plot(t, f[f"energy/{q}"][:n], label=q)
             ax.set_ylabel("energy")
         elif what == "momentum":
             for q in ("linear", "angular"):
-                data = f[f"momentum/{q}"][()]
+                data = f[f"momentum/{q}"][:n]
                 for k, c in enumerate("xyz"):
                     ax.plot(t, data[:, k], label=f"{q} {c}", ls="-" if q == "linear" else "--")
             ax.set_ylabel("total momentum")
         else:
-            _quantity(f, t, what, ax)
+            _quantity(f, t, what, ax, n)
         ax.set_xlabel("time")
         ax.set_title(f"{title}: {what}")
         ax.grid(True, alpha=0.3)
@@ -68,7 +69,7 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
     return output
 
 
-def _quantity(f, t, what: str, ax) -> None:
+def _quantity(f, t, what: str, ax, n: int) -> None:
     if "@" not in what:
         raise CaseError(f"expected energy, momentum or QUANTITY@SET, got {what!r}",
                         key="plot")
@@ -83,9 +84,9 @@ def _quantity(f, t, what: str, ax) -> None:
         raise CaseError(f"node set {set_name!r} is empty", key="plot")
     if name in NODAL:
         if name == "displacement":
-            data = f["nodes/position"][:, nodes] - f["mesh/points"][()][nodes]
+            data = f["nodes/position"][:n, nodes] - f["mesh/points"][()][nodes]
         else:
-            data = f[f"nodes/{name}"][:, nodes]
+            data = f[f"nodes/{name}"][:n, nodes]
         labels = [f"node {n}" for n in nodes]
     elif name in RODS:
         if "mesh/rods" not in f:
@@ -94,7 +95,7 @@ def _quantity(f, t, what: str, ax) -> None:
         elems = np.flatnonzero(np.isin(conn, nodes).all(axis=1))
         if len(elems) == 0:
             raise CaseError(f"no rod element has both nodes in set {set_name!r}", key="plot")
-        data = f[f"rods/{name}"][:, elems]
+        data = f[f"rods/{name}"][:n, elems]
         labels = [f"element {e}" for e in elems]
     else:
         raise CaseError(f"unknown quantity {name!r}; expected one of "

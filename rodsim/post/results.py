@@ -29,6 +29,16 @@ def open_results(path):
         f.close()
 
 
+def frame_count(f: h5py.File) -> int:
+    """Frames every per-frame dataset holds completely. A run killed while flushing a frame
+    can leave that frame in some datasets only (HDF5 writes their metadata one by one), so
+    rodsim's readers use the shortest length."""
+    lengths = []
+    f.visititems(lambda name, obj: lengths.append(obj.shape[0])
+                 if isinstance(obj, h5py.Dataset) and not name.startswith("mesh/") else None)
+    return min(lengths) if lengths else 0
+
+
 def quaternion_matrices(q: np.ndarray) -> np.ndarray:
     """(..., 4) unit quaternions (w, x, y, z) -> (..., 3, 3) rotation matrices."""
     w, x, y, z = np.moveaxis(q, -1, 0)

@@ -3,12 +3,12 @@
 import h5py
 import numpy as np
 
-from rodsim.post.results import open_results
+from rodsim.post.results import frame_count, open_results
 
 
 def describe(path) -> str:
     with open_results(path) as f:
-        t = f["time"][()]
+        t = f["time"][: frame_count(f)]
         n = f["mesh/points"].shape[0]
         e = f["mesh/rods"].shape[0] if "mesh/rods" in f else 0
         fields = []

@@ -2,11 +2,15 @@
 
 Crash safety: the file is flushed after every frame, and the metadata cache keeps dirty
 metadata in memory between flushes (evictions off), so the file on disk changes only at a
-flush: a run killed at any point leaves every flushed frame readable. (SWMR mode would guard
-the flush itself too, but leaves a killed file flagged "open for write" that plain readers
-refuse until h5clear is run; the earliest file format has no such flag.) The new file is
-written under a temporary name next to the target and replaces an existing results file only
-once the first frame is written, so a run that fails to start never clobbers old results.
+flush: a run killed at any point leaves every flushed frame readable. A kill during the
+flush itself can leave the newest frame in some datasets only (their metadata is written one
+by one); rodsim's readers use the shortest length (rodsim.post.results.frame_count).
+(SWMR mode would guard the flush itself too, but leaves a killed file flagged "open for
+write" that plain readers refuse until h5clear is run; the earliest format has no such flag.)
+
+The new file is written under a temporary name next to the target and replaces an existing
+results file only once the first frame is written, so a run that fails to start never
+clobbers old results.
 """
 
 import logging
