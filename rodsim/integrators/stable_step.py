@@ -144,6 +144,6 @@ def stable_step(model, order: int = 2) -> float:
     if omega.size == 0:
         return np.inf
     # damping ratio of each element's top mode: beta omega / 2 (strain rate) + alpha/(2 omega)
-    xi = 0.5 * getattr(model, "beta", 0.0) * omega + 0.5 * getattr(model, "alpha", 0.0) / omega
+    xi = 0.5 * model.beta * omega + 0.5 * model.alpha / omega
     dt = 2.0 / omega * (np.sqrt(1.0 + xi * xi) - xi)  # central difference with damping
     return float(dt.min()) * composition_stability_factor(order)
