@@ -29,7 +29,6 @@ class Setup:
     mesh: Mesh
     model: Model
     sections: dict
-    prescribed: tuple[Prescribed, ...]
 
 
 def section(spec: dict, path) -> RodSection:
@@ -158,5 +157,5 @@ def build(case: Case) -> Setup:
                         end_frames=mesh.end_frames, prescribed=prescribed,
                         damping=(data["solver"]["damping"]["strain_rate"],
                                  data["solver"]["damping"]["mass"]))
-    return Setup(case, mesh, model, rod_sections, tuple(prescribed))
+    return Setup(case, mesh, model, rod_sections)
 

@@ -231,6 +231,8 @@ def node_quaternions(rot, quat, lo, hi):
 
 
 def _element_at_inlined_body(el, e, x, rot, quat):
+    # damping_forces loads its end frames the same way; a shared inline helper returning
+    # (r1, q) made this loop 1.65x slower (numba 0.68: 120 -> 198 us/step at 1000 elements)
     i = el.conn[e, 0]
     j = el.conn[e, 1]
     qi = _load_quat(quat, i)

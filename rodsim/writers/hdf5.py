@@ -178,16 +178,3 @@ class ResultsWriter:
     def __exit__(self, *exc) -> None:
         self.close()
 
-
-def read_frames(path, names=None) -> dict:
-    """All datasets of a results file as numpy arrays (or only ``names``), plus 'attrs'."""
-    out = {}
-    with h5py.File(path, "r") as f:
-        out["attrs"] = dict(f.attrs)
-
-        def visit(name, obj):
-            if isinstance(obj, h5py.Dataset) and (names is None or name in names):
-                out[name] = obj[()]
-
-        f.visititems(visit)
-    return out
