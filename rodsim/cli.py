@@ -103,7 +103,7 @@ def run(case, output, vtk, overrides, quiet):
     prep = runner.prepare(case, overrides)
     if not quiet:
         click.echo(runner.summary(prep))
-    progress = Progress(prep.case.data["solver"]["t_end"], sys.stderr.isatty() and not quiet)
+    progress = Progress(prep.plan.t_end, sys.stderr.isatty() and not quiet)
     try:
         result = runner.execute(prep, output, vtk, progress)
     finally:

@@ -18,10 +18,11 @@ import numpy as np
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build
 from rodsim.errors import CaseError
-from rodsim.integrators import dynamics
+from rodsim.integrators import dynamics, equilibrium, implicit
 from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.integrators.stable_step import stable_step
 from rodsim.lie.arrays import relative_quaternions
+from rodsim.model.loads import external_forces
 from rodsim.model.prescribed import prescribed_velocities
 from rodsim.model.rod import element_fields
 from rodsim.writers.frame import Frame
@@ -37,13 +38,19 @@ MAX_CHUNK = 2000  # steps per compiled call, so progress and interrupts stay res
 
 @dataclass(frozen=True)
 class Plan:
-    """Time stepping and output: dt, total steps, steps between frames, stable-step estimate."""
+    """Time stepping and output: dt, total steps, steps between frames, stable-step estimate.
+
+    kind: explicit | implicit | equilibrium; t_end the simulated time at the end (the load
+    multiplier 1 in equilibrium, where a step is a load step and dt the first pseudo-time
+    step)."""
 
     dt: float
     n_steps: int
     steps_per_frame: int
     stable_dt: float
     parallel: bool
+    kind: str = "explicit"
+    t_end: float = 0.0
 
     @property
     def n_frames(self) -> int:
@@ -80,12 +87,21 @@ def plan(case: Case, model, n_elements: int) -> Plan:
     if math.isnan(stable):
         raise CaseError("the section properties are out of the representable range (the "
                         "stable-step estimate is not a number)", key="sections")
+    if s["analysis"] == "equilibrium":
+        h0 = s["dt"] if s["dt"] != "auto" else 10.0 * stable if math.isfinite(stable) else 1.0
+        n = int(s["equilibrium"]["load_steps"])
+        return Plan(float(h0), n, 1, float(stable), False, "equilibrium", 1.0)
     t_end = s["t_end"]
+    implicit = s["scheme"] == "implicit"
     interval = out["interval"]
     given_interval = interval is not None
     if interval is None and out["every"] is None:
         interval = t_end / 100.0
-    if s["dt"] == "auto":
+    if s["dt"] == "auto" and implicit:  # one step per frame interval (t_end/100 with every)
+        n_steps = max(1, math.ceil(t_end / (interval or t_end / 100.0) * (1 - 1e-12)))
+        dt = t_end / n_steps
+        per = 1
+    elif s["dt"] == "auto":
         if not math.isfinite(stable):
             raise CaseError("dt: auto needs a stable-step estimate, and the model has no "
                             "elastic element; give dt", key="solver.dt")
@@ -110,7 +126,7 @@ def plan(case: Case, model, n_elements: int) -> Plan:
             if given_interval and abs(per * dt - interval) > 1e-9 * interval:
                 log.warning("output.interval %g is not a multiple of dt %g; frames every %d "
                             "steps", interval, dt, per)
-    if dt > stable:
+    if dt > stable and not implicit:
         log.warning("dt %g is above the stable-step estimate %g: the explicit scheme will "
                     "blow up", dt, stable)
     if interval is None:
@@ -119,7 +135,9 @@ def plan(case: Case, model, n_elements: int) -> Plan:
         parallel = n_elements >= PARALLEL_FROM and numba.config.NUMBA_NUM_THREADS > 1
     else:
         parallel = bool(s["parallel"])
-    return Plan(float(dt), int(n_steps), int(min(per, n_steps)), float(stable), parallel)
+    kind = "implicit" if implicit else "explicit"
+    return Plan(float(dt), int(n_steps), int(min(per, n_steps)), float(stable),
+                parallel and not implicit, kind, float(t_end))
 
 
 def _check_steps(n: float) -> None:
@@ -151,13 +169,26 @@ def summary(prep: Prepared) -> str:
         f"mass {m.mass.sum():.6g}",
         f"supports  {int(m.fixed.any(axis=1).sum())} nodes with fixed dofs; "
         f"loads {len(d['loads'])}; point masses {len(d['masses'])}",
-        f"solver    {s['analysis']}, {s['scheme']} order {s['order']}, group {s['group']}"
-        + (", parallel" if p.parallel else ""),
-        f"time      t_end {s['t_end']:.6g}, dt {p.dt:.6g} "
-        f"({p.dt / p.stable_dt:.3g} x stable-step estimate {p.stable_dt:.6g}), "
-        f"{p.n_steps} steps",
-        f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
+        f"solver    {s['analysis']}, "
+        + {"explicit": f"explicit order {s['order']}", "implicit": "implicit (Cayley VI)",
+           "equilibrium": "implicit (Cayley VI) with Newton"}[p.kind]
+        + f", group {s['group']}" + (", parallel" if p.parallel else ""),
     ]
+    if p.kind == "equilibrium":
+        eq = s["equilibrium"]
+        lines += [
+            f"load      {p.n_steps} load steps to multiplier 1, tolerance {eq['tol']:.3g}, "
+            f"pseudo-time from h {p.dt:.3g} ({p.dt / p.stable_dt:.3g} x stable-step "
+            f"estimate {p.stable_dt:.6g}), at most {eq['max_steps']} per load step",
+            f"output    {p.n_frames} frames, one per load step",
+        ]
+    else:
+        lines += [
+            f"time      t_end {s['t_end']:.6g}, dt {p.dt:.6g} "
+            f"({p.dt / p.stable_dt:.3g} x stable-step estimate {p.stable_dt:.6g}), "
+            f"{p.n_steps} steps",
+            f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
+        ]
     if prep.overrides:
         lines.append("overrides " + ", ".join(prep.overrides))
     return "\n".join(lines)
@@ -183,7 +214,31 @@ def frame(run: dynamics.Explicit, dt: float) -> Frame:
         kinetic=diag.kinetic, internal=diag.internal, external=diag.external,
         total_linear=np.asarray(diag.linear_momentum, dtype=float),
         total_angular=np.asarray(diag.angular_momentum, dtype=float), dt=dt,
-        iterations=float(run.max_iterations), residual=math.nan,
+        iterations=float(run.max_iterations), residual=getattr(run, "residual", math.nan),
+    )  # fmt: skip
+
+
+def equilibrium_frame(eq, step: equilibrium.LoadStep | None) -> Frame:
+    """The output Frame of an equilibrium state: time = load multiplier, at rest."""
+    model = eq.model
+    n, e = model.n_nodes, model.n_elements
+    zeros = np.zeros((n, 3))
+    quat = np.empty((n, 4))
+    relative_quaternions(eq.rot, model.rot0, quat)
+    gamma, kappa, force, moment = (np.empty((e, 3)) for _ in range(4))
+    internal = element_fields(model.rods, eq.x, eq.rot, gamma, kappa, force, moment)
+    f, tau = np.zeros((n, 3)), np.zeros((n, 3))
+    external = external_forces(model.loads, eq.load, eq.x, eq.rot, model.rot0, model.mass, f,
+                               tau)  # fmt: skip
+    return Frame(
+        time=eq.load, position=eq.x.copy(), rotation=quat, directors=eq.rot.copy(),
+        velocity=zeros, angular_velocity=zeros, linear_momentum=zeros,
+        angular_momentum=zeros, force=force, moment=moment,
+        strain=gamma - model.rods.gamma0, curvature=kappa - model.rods.omega0,
+        kinetic=0.0, internal=internal, external=external, total_linear=np.zeros(3),
+        total_angular=np.zeros(3), dt=math.nan if step is None else step.h,
+        iterations=0.0 if step is None else float(step.iterations),
+        residual=0.0 if step is None else step.residual,
     )  # fmt: skip
 
 
@@ -193,19 +248,56 @@ def output_paths(case: Case, output=None) -> tuple[Path, Path]:
     return h5, h5.with_suffix(".pvd")
 
 
-def execute(prep: Prepared, output=None, vtk: bool | None = None,
-            progress: Callable[[float, int, int], None] | None = None) -> Result:
-    """Integrate and write results; raises NumericalError (frames so far stay readable)."""
-    case, setup, p = prep.case, prep.setup, prep.plan
-    s = case.data["solver"]
-    init = case.data["initial"]
-    h5, pvd = output_paths(case, output)
-    vtk = case.data["output"]["vtk"] if vtk is None else vtk
-    model = setup.model
+def _dynamic_frames(prep: Prepared, progress):
+    """Frames of a dynamic analysis (explicit or implicit), the first at t = 0."""
+    s, p, model = prep.case.data["solver"], prep.plan, prep.setup.model
+    init = prep.case.data["initial"]
     state = dynamics.initial_state(model, init["velocity"], init["angular_velocity"],
                                    init["center"])
-    run = dynamics.start(model, p.dt, order=int(s["order"]), group=s["group"],
-                         parallel=p.parallel, state=state, tol=s["rotation_tol"])
+    if p.kind == "implicit":
+        run = implicit.start(model, p.dt, group=s["group"], state=state,
+                             tol=s["newton"]["tol"], max_iter=s["newton"]["max_iter"])
+        step = implicit.advance
+    else:
+        run = dynamics.start(model, p.dt, order=int(s["order"]), group=s["group"],
+                             parallel=p.parallel, state=state, tol=s["rotation_tol"])
+        step = dynamics.advance
+    yield frame(run, p.dt)
+    while run.step < p.n_steps:
+        target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
+        run.max_iterations = 0
+        while run.step < target:
+            step(run, min(MAX_CHUNK, target - run.step))
+            if progress:
+                progress(run.time, run.step, p.n_steps)
+        yield frame(run, p.dt)
+
+
+def _equilibrium_frames(prep: Prepared, progress):
+    """Frames of an equilibrium analysis: the reference at load 0, then one per load step."""
+    s, p = prep.case.data["solver"], prep.plan
+    settings = s["equilibrium"]
+    eq = equilibrium.start(prep.setup.model, s["group"], tol=settings["tol"],
+                           max_steps=settings["max_steps"], max_iter=s["newton"]["max_iter"],
+                           h0=p.dt)  # fmt: skip
+    yield equilibrium_frame(eq, None)
+    for i in range(1, p.n_steps + 1):
+        step = equilibrium.solve_load_step(eq, i / p.n_steps)
+        log.info("load %.6g: %d Newton iterations, %d pseudo steps, residual %.3g", step.load,
+                 step.iterations, step.pseudo_steps, step.residual)
+        if progress:
+            progress(step.load, i, p.n_steps)
+        yield equilibrium_frame(eq, step)
+
+
+def execute(prep: Prepared, output=None, vtk: bool | None = None,
+            progress: Callable[[float, int, int], None] | None = None) -> Result:
+    """Integrate (or solve for equilibrium) and write results; raises NumericalError (frames
+    so far stay readable)."""
+    case, setup, p = prep.case, prep.setup, prep.plan
+    h5, pvd = output_paths(case, output)
+    vtk = case.data["output"]["vtk"] if vtk is None else vtk
+    frames_of = _equilibrium_frames if p.kind == "equilibrium" else _dynamic_frames
     started = wallclock.perf_counter()
     title = case.data["title"]
     try:
@@ -222,19 +314,7 @@ def execute(prep: Prepared, output=None, vtk: bool | None = None,
                         file=str(case.path)) from None
     with writer:
         try:
-            first = frame(run, p.dt)
-            writer.write(first)
-            if series:
-                series.write(first)
-            last = first
-            while run.step < p.n_steps:
-                target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
-                run.max_iterations = 0
-                while run.step < target:
-                    dynamics.advance(run, min(MAX_CHUNK, target - run.step))
-                    if progress:
-                        progress(run.time, run.step, p.n_steps)
-                last = frame(run, p.dt)
+            for last in frames_of(prep, progress):
                 writer.write(last)
                 if series:
                     series.write(last)
@@ -242,7 +322,8 @@ def execute(prep: Prepared, output=None, vtk: bool | None = None,
             if series:
                 series.close()  # the .pvd index lists every frame written, also on failure
         frames = writer.frames
+    steps = p.n_steps  # all of them: a failure raises
     wall = wallclock.perf_counter() - started
-    log.info("%d steps in %.3g s (%.3g steps/s), %d frames", run.step, wall,
-             run.step / max(wall, 1e-12), frames)
-    return Result(h5, pvd if vtk else None, frames, run.step, wall, last)
+    log.info("%d steps in %.3g s (%.3g steps/s), %d frames", steps, wall,
+             steps / max(wall, 1e-12), frames)
+    return Result(h5, pvd if vtk else None, frames, steps, wall, last)

@@ -44,10 +44,12 @@ def section(spec: dict, path) -> RodSection:
         raise within(exc, path) from None
 
 
-def time_function(spec, path) -> timefunc.TimeFunction:
-    """TimeFunction of a normalised ``time:`` entry ((kind, value) or None)."""
+def time_function(spec, path, default: timefunc.TimeFunction | None = None
+                  ) -> timefunc.TimeFunction:
+    """TimeFunction of a normalised ``time:`` entry ((kind, value) or None -> default,
+    constant 1 unless given)."""
     if spec is None:
-        return timefunc.constant(1.0)
+        return timefunc.constant(1.0) if default is None else default
     kind, arg = spec
     raw = {kind: [list(p) for p in arg] if kind == "table" else arg}
     try:
@@ -77,20 +79,14 @@ def _part_section_key(mesh: Mesh, data: dict, e: int):
     return ("mesh", i, "sections", cell_set) if cell_set is not None else ("mesh", i, "section")
 
 
-def _unavailable(data: dict) -> None:
-    solver = data["solver"]
-    if solver["analysis"] != "dynamic":
-        raise CaseError("analysis: equilibrium is not available in this version of rodsim "
-                        "(use analysis: dynamic)", key="solver.analysis")
-    if solver["scheme"] != "explicit":
-        raise CaseError("scheme: implicit is not available in this version of rodsim "
-                        "(use scheme: explicit)", key="solver.scheme")
-
-
 def build(case: Case) -> Setup:
-    """Mesh, sections, supports, loads and masses of a case, as a Model."""
+    """Mesh, sections, supports, loads and masses of a case, as a Model.
+
+    In ``analysis: equilibrium`` time is the load multiplier: loads and prescribed motions
+    without a time function are scaled by it (ramp over [0, 1])."""
     data = case.data
-    _unavailable(data)
+    static = data["solver"]["analysis"] == "equilibrium"
+    default_time = timefunc.ramp(1.0) if static else None
     mesh = build_mesh(data["mesh"], data["sets"], case.resolve, data["merge_tolerance"])
 
     rod_sections = {}
@@ -121,11 +117,11 @@ def build(case: Case) -> Setup:
             p = bc["prescribe"]
             prescribed.append(Prescribed(nodes, p["displacement"], p["rotation"],
                                          time_function(p["time"], ("boundary", i, "prescribe",
-                                                                   "time"))))
+                                                                   "time"), default_time)))
 
     loads, gravity = [], []
     for i, (tag, spec) in enumerate(data["loads"]):
-        tf = time_function(spec["time"], ("loads", i, "time"))
+        tf = time_function(spec["time"], ("loads", i, "time"), default_time)
         if tag == "gravity":
             gravity.append(Gravity(spec["gravity"], tf))
             continue

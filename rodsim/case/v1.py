@@ -339,13 +339,18 @@ INITIAL = Record((
 # --- solver and output --------------------------------------------------------------------------
 
 def _step_count(data, path: Path):
+    if data["t_end"] is None:
+        if data["analysis"] == "dynamic":
+            raise fail((*path, "t_end"), "expected the end time t_end (a positive number) for "
+                       "analysis: dynamic")
+        return
     # a denormal dt (1e-320) makes t_end / dt overflow where the steps are counted
     if data["dt"] != "auto" and not math.isfinite(data["t_end"] / data["dt"]):
         raise fail((*path, "dt"), f"expected a time step giving a finite number of steps up to "
                    f"t_end = {data['t_end']:g}, got {data['dt']:g}")
 
 
-_step_count.__doc__ = "t_end / dt is finite"
+_step_count.__doc__ = "t_end is given for analysis: dynamic, and t_end / dt is finite"
 
 SOLVER = Record((
     Field("analysis", Text(choices=("dynamic", "equilibrium")), "analysis type",
@@ -356,26 +361,34 @@ SOLVER = Record((
           default="SO3xR3"),
     Field("order", Either((Constant(2), Constant(4))), "explicit scheme order: 2 or 4",
           default=2),
-    Field("dt", Either((Constant("auto"), POSITIVE)), "time step, or auto = safety x the "
-          "stable-step estimate", default="auto"),
+    Field("dt", Either((Constant("auto"), POSITIVE)), "time step, or auto: explicit = "
+          "safety x the stable-step estimate, implicit = one step per output frame; "
+          "equilibrium: the first pseudo-time step (auto = 10 x the stable-step estimate)",
+          default="auto"),
     Field("safety", Number(gt=0, le=1), "fraction of the stable step used by dt: auto",
           default=0.8),
-    Field("t_end", POSITIVE, "end time"),
+    Field("t_end", POSITIVE, "end time (dynamic analysis; not used by equilibrium)",
+          optional=True),
     Field("damping", Record((
         Field("strain_rate", NONNEGATIVE, "beta (time): viscous resultants beta C dstrain/dt "
               "(objective: no work on rigid motions)",
               default=0.0),
         Field("mass", NONNEGATIVE, "alpha (1/time): nodal force -alpha m v (for supported "
               "structures: it also damps rigid motion)", default=0.0),
-    )), "damping (explicit scheme; the stable step accounts for it)",
+    )), "damping, both schemes (explicit: the stable step accounts for it; equilibrium "
+        "uses its own pseudo-time damping)",
         default={"strain_rate": 0.0, "mass": 0.0}),
     Field("newton", Record((
-        Field("tol", POSITIVE, "residual tolerance", default=1e-10),
+        Field("tol", POSITIVE, "residual tolerance, relative to the step's momenta and "
+              "force impulse", default=1e-10),
         Field("max_iter", COUNT, "iterations before the step fails", default=25),
     )), "implicit scheme Newton settings", default={"tol": 1e-10, "max_iter": 25}),
     Field("equilibrium", Record((
-        Field("tol", POSITIVE, "relative residual tolerance", default=1e-8),
-        Field("load_steps", COUNT, "load increments", default=1),
+        Field("tol", POSITIVE, "residual tolerance, relative to the applied loads plus "
+              "the support reactions", default=1e-8),
+        Field("load_steps", COUNT, "load increments: the load multiplier ends step i at "
+              "i / load_steps; loads and prescribed motions without a time function are "
+              "scaled by it, with one they follow it as time", default=1),
         Field("max_steps", COUNT, "pseudo-time steps per load step", default=10000),
     )), "equilibrium settings", default={"tol": 1e-8, "load_steps": 1, "max_steps": 10000}),
     Field("parallel", Either((Constant("auto"), Boolean())), "use all cores; auto: from 2000 "

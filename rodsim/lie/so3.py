@@ -188,6 +188,16 @@ def solve3(a, b):
 
 
 @kernel(inline="always")
+def mat_at(arr, a):
+    """The 3x3 block arr[a] of an (N,3,3) array as a row-major 9-tuple."""
+    return (
+        arr[a, 0, 0], arr[a, 0, 1], arr[a, 0, 2],
+        arr[a, 1, 0], arr[a, 1, 1], arr[a, 1, 2],
+        arr[a, 2, 0], arr[a, 2, 1], arr[a, 2, 2],
+    )  # fmt: skip
+
+
+@kernel(inline="always")
 def hat(v):
     """Skew matrix of v: hat(v) @ w = v x w."""
     return (0.0, -v[2], v[1], v[2], 0.0, -v[0], -v[1], v[0], 0.0)

@@ -23,14 +23,13 @@ are the directors d1, d2, d3), ``conn`` (E,2) int64, element data (E,) or (E,3) 
 Units are the user's consistent units; energies are force x length.
 """
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 from numba import prange
 
 from rodsim.jit import kernel
-from rodsim.lie import so3
+from rodsim.lie import scalar, so3
 
 _SMALL = 1.0e-3
 
@@ -92,7 +91,7 @@ def relative_quaternion(q1, q2):
     x = w1 * x2 - w2 * x1 - (y1 * z2 - z1 * y2)
     y = w1 * y2 - w2 * y1 - (z1 * x2 - x1 * z2)
     z = w1 * z2 - w2 * z1 - (x1 * y2 - y1 * x2)
-    if w < 0.0:
+    if w.real < 0.0:
         return -w, -x, -y, -z
     return w, x, y, z
 
@@ -103,9 +102,9 @@ def _relative_data(q):
     angle, 1/|qv| (0 when tiny), psi = log F and k = 1/(1 + w)."""
     w, qx, qy, qz = q
     qv = (qx, qy, qz)
-    s = math.sqrt(qx * qx + qy * qy + qz * qz)
-    half = math.atan2(s, w)
-    if s < 1.0e-7:
+    s = scalar.sqrt(qx * qx + qy * qy + qz * qz)
+    half = scalar.atan2(s, w)
+    if s.real < 1.0e-7:
         fp = 2.0 / w * (1.0 - s * s / (3.0 * w * w))
         inv_s = 0.0  # unused: half < _SMALL in _forces_from_resultants
     else:
@@ -128,7 +127,7 @@ def _forces_from_resultants(r1, w, qv, s, half, inv_s, psi, k, d, dd, n_mat, m_m
     dn = so3.cross(d, n)
     # jl(psi/2)^T = jl(-psi/2): coefficients (1 - cos t)/t^2, (t - sin t)/t^3 at t = half
     # jl(psi)^{-T} = jl_inv(-psi): coefficient (1 - half cot half)/(2 half)^2
-    if half < _SMALL:
+    if half.real < _SMALL:
         h2 = half * half
         b = 0.5 - h2 / 24.0 + h2 * h2 / 720.0
         c = 1.0 / 6.0 - h2 / 120.0 + h2 * h2 / 5040.0
@@ -527,3 +526,58 @@ def damping_forces(el, x, rot, quat, vel, omg, beta, f, tau):
             tau[i, c] += t1[c]
             tau[j, c] += t2[c]
     return power
+
+
+@kernel(inline="always")
+def _element_ends(el, e, x, rot, quat):
+    """(x1, x2, r1, q) of element e: end positions, the section frame at node 1 and the
+    relative quaternion of its two section frames (offsets applied). The hot assembly loops
+    load these written out (see _element_at_inlined_body); this helper serves the implicit
+    scheme's kernels, which are dominated by the Newton solve."""
+    i = el.conn[e, 0]
+    j = el.conn[e, 1]
+    qi = _load_quat(quat, i)
+    qj = _load_quat(quat, j)
+    r1 = _load_mat(rot, i)
+    if el.has_offset[e]:
+        qi = so3.quat_mul(qi, _load_quat(el.offset_q[e], 0))
+        qj = so3.quat_mul(qj, _load_quat(el.offset_q[e], 1))
+        r1 = so3.matmul(r1, _load_mat(el.offset[e], 0))
+    return _load_vec(x, i), _load_vec(x, j), r1, relative_quaternion(qi, qj)
+
+
+@kernel
+def element_strains(el, x, rot, quat, gamma, omega):
+    """Strains Gamma - Gamma0, Omega - Omega0 (E,3) of every element, written into gamma and
+    omega, from positions x (N,3), rotations rot (N,3,3) and their quaternions quat (N,4).
+    Generic: float64 or complex128 arrays (the implicit scheme's complex-step Jacobian)."""
+    for e in range(el.conn.shape[0]):
+        x1, x2, r1, q = _element_ends(el, e, x, rot, quat)
+        out = _element(x1, x2, r1, q, el.length[e], _load_vec(el.c1, e), _load_vec(el.c2, e),
+                       _load_vec(el.gamma0, e), _load_vec(el.omega0, e))  # fmt: skip
+        for k in range(3):
+            gamma[e, k] = out[4][k]
+            omega[e, k] = out[5][k]
+
+
+@kernel
+def resultant_forces(el, x, rot, quat, n_mat, m_mat, f, tau):
+    """Add the nodal forces and spatial moments of section resultants n_mat, m_mat (E,3) (the
+    map -h B^T of notes/seed_004 §3.7 that turns the elastic resultants into the exact energy
+    gradient) at configuration x, rot, quat to f, tau (N,3). The implicit scheme's viscous
+    forces: resultants beta C (strain increment)/dt through the midpoint configuration.
+    Generic over float64/complex128."""
+    for e in range(el.conn.shape[0]):
+        x1, x2, r1, q = _element_ends(el, e, x, rot, quat)
+        qv, s, half, inv_s, psi, k = _relative_data(q)
+        d = so3.sub(x2, x1)
+        n, t1, t2 = _forces_from_resultants(r1, q[0], qv, s, half, inv_s, psi, k, d,
+                                            so3.matTvec(r1, d), _load_vec(n_mat, e),
+                                            _load_vec(m_mat, e))  # fmt: skip
+        i = el.conn[e, 0]
+        j = el.conn[e, 1]
+        for c in range(3):
+            f[i, c] += n[c]
+            f[j, c] -= n[c]
+            tau[i, c] += t1[c]
+            tau[j, c] += t2[c]

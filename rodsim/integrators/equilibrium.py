@@ -1,0 +1,206 @@
+"""Static equilibrium: load stepping, Newton on the static residual, and pseudo-transient
+continuation with the implicit Cayley VI where Newton alone does not get there.
+
+Per load step (multiplier lambda = i / load_steps; loads and prescribed motions are evaluated
+at "time" lambda, see rodsim.case.model):
+
+1. Newton on the static residual -(f, tau) (spatial, per node) from the last equilibrium, each
+   iteration linearised at the current configuration and moved by g <- g cay(Delta) (the
+   Jacobian is the exact complex-step one, so convergence is quadratic), with the rotational
+   increment capped per iteration.
+2. If that fails: pseudo-transient continuation (Kelley & Keyes 1998). Each pseudo step is one
+   implicit VI step of size h from rest; the iterate moves to the step's midpoint
+   configuration and its momentum is discarded (kinetic damping). From rest the midpoint
+   Delta solves (4/h^2) JJ Delta + R(g (+) Delta) = 0 to first order: a backward-Euler step of
+   the gradient flow with pseudo time step h^2/4, which stays robust where Newton diverges and
+   tends to Newton as h grows. h grows by switched evolution relaxation (h^2 ~ 1/||R||) and is
+   cut by 4 when a step's Newton solve fails; plain Newton (1.) is retried once the residual
+   has dropped, and ends the load step.
+
+The residual is measured as sqrt(sum |f|^2 + sum |m / L|^2) over the free components (L the
+model size) relative to the same norm of the applied loads plus the support reactions.
+"""
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rodsim.errors import NumericalError
+from rodsim.integrators import implicit
+from rodsim.integrators import vi_residual as vr
+from rodsim.model.prescribed import impose
+
+log = logging.getLogger(__name__)
+
+ROTATION_LIMIT = 1.0  # largest Cayley rotation increment |Delta| of one static Newton iteration
+GROWTH = (0.5, 4.0)  # bounds of the pseudo step's growth factor per step
+MAX_CUTS = 12  # consecutive step cuts (each /4) before giving up
+EASY = 4  # Newton iterations of a pseudo step below which h at least doubles
+
+
+@dataclass
+class LoadStep:
+    """Outcome of one load step: multiplier, Newton iterations, pseudo steps, final relative
+    residual, final pseudo step size (nan if Newton alone converged) and residual history."""
+
+    load: float
+    iterations: int
+    pseudo_steps: int
+    residual: float
+    h: float
+    history: tuple
+
+
+@dataclass
+class Equilibrium:
+    """The configuration being driven to equilibrium and the settings."""
+
+    solver: implicit.Solver
+    x: np.ndarray
+    rot: np.ndarray
+    quat: np.ndarray
+    tol: float
+    max_steps: int
+    max_iter: int
+    h0: float
+    load: float = 0.0
+
+    @property
+    def model(self):
+        return self.solver.model
+
+
+def start(model, group: str, *, tol: float = 1e-8, max_steps: int = 10000, max_iter: int = 25,
+          h0: float) -> Equilibrium:
+    """Start from the reference configuration (prescribed motions at load 0)."""
+    solver = implicit.make_solver(model, group)
+    x, rot = model.x0.copy(), model.rot0.copy()
+    if model.prescribed.node.shape[0]:
+        impose(model.prescribed, 0.0, model.x0, model.rot0, x, rot)
+    quat = np.empty((model.n_nodes, 4))
+    implicit.quaternions(rot, quat)
+    return Equilibrium(solver, x, rot, quat, tol, max_steps, max_iter, float(h0))
+
+
+def static_residual(eq: Equilibrium, load: float):
+    """(relative residual, absolute weighted norm, reference, rows) at the current state."""
+    s, m = eq.solver, eq.model
+    zero = np.zeros((m.n_nodes, 6))
+    sd = implicit.step_data(s, eq.x, eq.rot, eq.quat, zero, 1.0, load, load, vr.STATIC)
+    rows, _ = s.residual(sd, zero)
+    free = np.where(m.fixed, 0.0, rows)
+    reactions = np.where(m.fixed, s.work.reaction.real, 0.0)
+    reference = max(implicit.applied_norm(s, eq.x, eq.rot, load),
+                    implicit.weighted_norm(reactions, s.length), 1e-300)  # fmt: skip
+    norm = implicit.weighted_norm(free, s.length)
+    return norm / reference, norm, reference, rows, sd
+
+
+def _move(eq: Equilibrium, x, q) -> None:
+    eq.x[:] = x
+    eq.quat[:] = q / np.linalg.norm(q, axis=1)[:, None]
+    implicit._rotations(eq.quat, eq.rot)
+
+
+def newton(eq: Equilibrium, load: float, max_iter: int):
+    """Static Newton from the current state; returns (converged, iterations, history). On
+    failure the state is restored."""
+    s = eq.solver
+    saved = (eq.x.copy(), eq.rot.copy(), eq.quat.copy())
+    history = []
+    floor = s.floor
+    for it in range(max_iter + 1):
+        rel, norm, reference, rows, sd = static_residual(eq, load)
+        history.append(rel)
+        constraint = float(np.max(np.abs(np.where(eq.model.fixed, rows, 0.0)), initial=0.0))
+        if not math.isfinite(rel):
+            break
+        if (rel <= eq.tol or norm <= floor) and constraint <= 1e-12 * s.length:
+            return True, it, tuple(history)
+        if it == max_iter or rel > 1e8 * max(history[0], 1.0):
+            break
+        zero = np.zeros((eq.model.n_nodes, 6))
+        try:
+            delta = implicit.splu(s.matrix(sd, zero)).solve(-rows.ravel()).reshape(-1, 6)
+        except RuntimeError:
+            break
+        big = float(np.max(np.linalg.norm(delta[:, 3:], axis=1), initial=0.0))
+        if big > ROTATION_LIMIT:
+            delta *= ROTATION_LIMIT / big
+        vr.configurations(sd, delta.astype(np.complex128), s.work)
+        _move(eq, s.work.x1.real, s.work.q1.real)
+    eq.x[:], eq.rot[:], eq.quat[:] = saved
+    return False, len(history) - 1, tuple(history)
+
+
+def continuation(eq: Equilibrium, load: float, first_rel: float):
+    """Pseudo-transient continuation to equilibrium at `load` (see the module docstring).
+    Returns (iterations, pseudo steps, final h, history); raises NumericalError."""
+    s, m = eq.solver, eq.model
+    h = eq.h0
+    rest = np.zeros((m.n_nodes, 6))
+    prev = first_rel
+    iterations, cuts = 0, 0
+    history = [first_rel]
+    for step in range(1, eq.max_steps + 1):
+        sd = implicit.step_data(s, eq.x, eq.rot, eq.quat, rest, h, load, load, vr.DYNAMIC)
+        _, _, reference, _, _ = static_residual(eq, load)
+        xi = np.zeros((m.n_nodes, 6))
+        result, _ = s.newton(sd, xi, 1e-8, eq.max_iter, h * reference, limit=ROTATION_LIMIT)
+        iterations += result.iterations
+        if not result.converged:
+            cuts += 1
+            if cuts > MAX_CUTS:
+                raise NumericalError(
+                    f"equilibrium at load multiplier {load:.6g}: the pseudo-time step was cut "
+                    f"{MAX_CUTS} times in a row (now {h:.3g}) and still does not converge "
+                    f"(relative residual {prev:.3g}); use more solver.equilibrium.load_steps "
+                    f"or check the supports (an unsupported rigid motion has no equilibrium)",
+                    time=load, step=step)  # fmt: skip
+            h *= 0.25
+            continue
+        cuts = 0
+        w = s.work
+        _move(eq, w.xb.real, w.qb.real)
+        if m.prescribed.node.shape[0]:  # the midpoint is half-way: put supports on target
+            impose(m.prescribed, load, m.x0, m.rot0, eq.x, eq.rot)
+            implicit.quaternions(eq.rot, eq.quat)
+        rel = static_residual(eq, load)[0]
+        history.append(rel)
+        if not math.isfinite(rel):
+            raise NumericalError(f"equilibrium at load multiplier {load:.6g}: the pseudo-time "
+                                 "iteration produced a non-finite state; use more "
+                                 "solver.equilibrium.load_steps", time=load, step=step)
+        if rel <= eq.tol or rel < 1e-2 * first_rel or step % 10 == 0:
+            ok, its, hist = newton(eq, load, eq.max_iter)
+            iterations += its
+            if ok:
+                history.extend(hist[1:])
+                return iterations, step, h, tuple(history)
+        # SER, but an easy step (few Newton iterations) doubles h even while the residual
+        # stalls: the slow (soft) modes need large pseudo steps before the residual moves
+        factor = math.sqrt(prev / rel) if rel > 0.0 else GROWTH[1]
+        if result.iterations <= EASY:
+            factor = max(factor, 2.0)
+        h *= min(max(factor, GROWTH[0]), GROWTH[1])
+        prev = rel
+    raise NumericalError(f"equilibrium at load multiplier {load:.6g} not reached in "
+                         f"{eq.max_steps} pseudo-time steps (relative residual {prev:.3g}, "
+                         f"target {eq.tol:.3g}); raise solver.equilibrium.max_steps or use "
+                         "more load_steps", time=load, step=eq.max_steps)
+
+
+def solve_load_step(eq: Equilibrium, load: float) -> LoadStep:
+    """Reach equilibrium at `load` from the current state."""
+    ok, its, history = newton(eq, load, eq.max_iter)
+    if ok:
+        eq.load = load
+        return LoadStep(load, its, 0, history[-1], math.nan, history)
+    log.info("load %.6g: Newton alone did not converge (%d iterations); pseudo-transient "
+             "continuation from h = %.3g", load, its, eq.h0)
+    rel = static_residual(eq, load)[0]
+    more, steps, h, hist = continuation(eq, load, rel)
+    eq.load = load
+    return LoadStep(load, its + more, steps, hist[-1], h, history + hist)

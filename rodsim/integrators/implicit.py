@@ -1,0 +1,415 @@
+"""Driving the implicit Cayley VI: sparse pattern, Newton, steps, and the running integration.
+
+The residual and its complex-step Jacobian are numba kernels (rodsim.integrators.vi_residual);
+this module owns the sparse linear algebra (scipy.sparse BSR blocks of 6x6, SuperLU) and the
+Python-side bookkeeping, so that run.py can step a model frame by frame exactly as it steps the
+explicit scheme.
+"""
+
+import logging
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import splu
+
+from rodsim.errors import NumericalError
+from rodsim.integrators import vi_residual as vr
+from rodsim.integrators.diagnostics import Diagnostics, diagnostics
+from rodsim.integrators.explicit import GROUPS, ModelArrays, StateArrays
+from rodsim.jit import kernel
+from rodsim.lie import so3
+from rodsim.model import loads as loadmod
+from rodsim.model import rod
+from rodsim.model.assembly import Model
+from rodsim.model.prescribed import impose
+from rodsim.model.timefunc import evaluate_packed
+
+log = logging.getLogger(__name__)
+
+EPS = 1.0e-30  # complex step: any tiny number; nothing cancels
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """Block sparsity of the Jacobian and the distance-2 node colouring.
+
+    indptr (N+1,), indices (B,): BSR structure (block rows = nodes); col_ptr (N+1,),
+    col_rows (B,), col_blocks (B,): for node a, the rows b depending on it and the block
+    index of (b, a); color_ptr, color_nodes: CSR list of the nodes of each colour."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    col_ptr: np.ndarray
+    col_rows: np.ndarray
+    col_blocks: np.ndarray
+    color_ptr: np.ndarray
+    color_nodes: np.ndarray
+
+    @property
+    def n_colors(self) -> int:
+        return len(self.color_ptr) - 1
+
+
+def node_neighbours(conn: np.ndarray, n_nodes: int) -> list[np.ndarray]:
+    """Sorted closed neighbourhoods (the node and every node sharing an element with it)."""
+    pairs = np.concatenate([conn, conn[:, ::-1], np.repeat(np.arange(n_nodes), 2).reshape(-1, 2)])
+    graph = sp.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
+                          shape=(n_nodes, n_nodes)).tocsr()  # fmt: skip
+    graph.sum_duplicates()
+    graph.sort_indices()
+    return [graph.indices[graph.indptr[a]:graph.indptr[a + 1]] for a in range(n_nodes)]
+
+
+def distance2_colouring(neigh: list[np.ndarray]) -> np.ndarray:
+    """Greedy colouring in which nodes of one colour have disjoint closed neighbourhoods."""
+    n = len(neigh)
+    color = np.full(n, -1, dtype=np.int64)
+    for a in range(n):
+        near = np.unique(np.concatenate([neigh[b] for b in neigh[a]]))
+        used = set(color[near][color[near] >= 0].tolist())
+        c = 0
+        while c in used:
+            c += 1
+        color[a] = c
+    return color
+
+
+def make_pattern(conn: np.ndarray, n_nodes: int) -> Pattern:
+    neigh = node_neighbours(conn, n_nodes)
+    indptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(x) for x in neigh])
+    indices = np.concatenate(neigh).astype(np.int64)
+    # the pattern is symmetric: the rows depending on column a are a's neighbours
+    col_rows = indices.copy()
+    col_blocks = np.empty_like(indices)
+    for a in range(n_nodes):
+        for r in range(indptr[a], indptr[a + 1]):
+            b = indices[r]
+            row = indices[indptr[b]:indptr[b + 1]]
+            col_blocks[r] = indptr[b] + np.searchsorted(row, a)
+    color = distance2_colouring(neigh)
+    order = np.argsort(color, kind="stable")
+    color_ptr = np.zeros(color.max() + 2 if n_nodes else 1, dtype=np.int64)
+    color_ptr[1:] = np.cumsum(np.bincount(color, minlength=len(color_ptr) - 1))
+    return Pattern(indptr, indices, indptr.copy(), col_rows, col_blocks, color_ptr,
+                   order.astype(np.int64))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Newton:
+    """Outcome of one Newton solve: iterations, final weighted residual norm, reference norm,
+    the residual history and whether it converged."""
+
+    iterations: int
+    residual: float
+    reference: float
+    history: tuple
+    converged: bool
+
+
+def weighted_norm(rows: np.ndarray, length: float) -> float:
+    """sqrt(sum |force rows|^2 + sum |moment rows / L|^2) of (N,6) rows."""
+    return float(math.sqrt(np.sum(rows[:, :3] ** 2) + np.sum((rows[:, 3:] / length) ** 2)))
+
+
+@dataclass
+class Solver:
+    """Model, pattern and scratch shared by the dynamic and static solves."""
+
+    model: Model
+    se3: int
+    pattern: Pattern
+    length: float
+    floor: float
+    work: vr.Work = field(repr=False)
+    data: np.ndarray = field(repr=False)
+
+    @property
+    def arrays(self) -> ModelArrays:
+        m = self.model
+        return ModelArrays(m.rods, m.loads, m.mass, m.inertia, m.fixed, m.rot0, m.x0,
+                           m.prescribed, m.beta, m.alpha)
+
+    def residual(self, sd: vr.StepData, xi: np.ndarray):
+        """(rows (N,6) float, post (N,6) float) at xi."""
+        out = np.zeros(xi.shape, dtype=np.complex128)
+        post = np.zeros(xi.shape, dtype=np.complex128)
+        vr.residual(self.arrays, sd, xi.astype(np.complex128), self.work, out, post)
+        return out.real.copy(), post.real.copy()
+
+    def matrix(self, sd: vr.StepData, xi: np.ndarray) -> sp.csc_matrix:
+        p = self.pattern
+        vr.jacobian(self.arrays, sd, xi, self.work, p.color_ptr, p.color_nodes, p.col_ptr,
+                    p.col_rows, p.col_blocks, EPS, self.data)  # fmt: skip
+        n = 6 * self.model.n_nodes
+        return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
+
+    def newton(self, sd, xi, tol, max_iter, reference, limit=math.inf):
+        """Solve residual(xi) = 0 in place; ||R|| <= max(tol * reference, round-off floor)
+        (weighted norm; the floor is Solver.floor, times h in dynamics).
+
+        limit caps the largest rotational Cayley increment per iteration (statics: a damped
+        Newton step that keeps far-from-solution iterates from flipping sections over)."""
+        history = []
+        target = max(tol * reference, self.floor * (sd.h if sd.mode == vr.DYNAMIC else 1.0))
+        for it in range(max_iter + 1):
+            rows, post = self.residual(sd, xi)
+            norm = weighted_norm(rows, self.length)
+            history.append(norm)
+            if not math.isfinite(norm):
+                return Newton(it, norm, reference, tuple(history), False), post
+            if norm <= target:
+                return Newton(it, norm, reference, tuple(history), True), post
+            if it == max_iter:
+                break
+            try:
+                delta = splu(self.matrix(sd, xi)).solve(-rows.ravel()).reshape(-1, 6)
+            except RuntimeError:  # singular matrix (a mechanism: unsupported rigid motion)
+                return Newton(it, norm, reference, tuple(history), False), post
+            if math.isfinite(limit):
+                step = sd.h if sd.mode == vr.DYNAMIC else 1.0
+                big = step * float(np.max(np.linalg.norm(delta[:, 3:], axis=1), initial=0.0))
+                if big > limit:
+                    delta *= limit / big
+            xi += delta
+            if not np.all(np.isfinite(xi)):
+                return Newton(it + 1, math.inf, reference, tuple(history), False), post
+        return Newton(max_iter, history[-1], reference, tuple(history), False), post
+
+
+def make_solver(model: Model, group: str) -> Solver:
+    if group not in GROUPS:
+        raise ValueError(f"group must be one of {sorted(GROUPS)}, got {group!r}")
+    extent = np.ptp(model.x0, axis=0) if model.n_nodes else np.zeros(3)
+    length = float(np.linalg.norm(extent)) or 1.0
+    pattern = make_pattern(model.rods.conn, model.n_nodes)
+    n_blocks = len(pattern.indices)
+    return Solver(model, int(group == "SE3"), pattern, length, roundoff_floor(model, length),
+                  vr.make_work(model.n_nodes, model.n_elements), np.zeros((n_blocks, 6, 6)))
+
+
+def roundoff_floor(model: Model, length: float) -> float:
+    """The weighted residual norm that round-off alone produces: an element's strains carry
+    errors ~ eps |x| / h_e (differences of coordinates of size |x|), so its forces errors
+    ~ eps C |x| / h_e; summed in quadrature over the nodes, with a safety factor of 10."""
+    rods = model.rods
+    if rods.conn.shape[0] == 0:
+        return 0.0
+    size = float(np.max(np.abs(model.x0))) + length
+    per_element = (rods.c1.max(axis=1) * size + rods.c2.max(axis=1) / length) / rods.length
+    eps = np.finfo(float).eps
+    return float(10.0 * eps * math.sqrt(model.n_nodes) * per_element.max())
+
+
+@kernel
+def prescribed_targets(pa, t, x0, rot0, x, rot, target_x, target_rot, flags):
+    """Targets of supported components at time t: target_x (N,3) = x (held) or the prescribed
+    position; target_rot (N,3) the body Cayley increment from rot to the prescribed rotation,
+    flags (N,) = 1 where a rotation is prescribed."""
+    for a in range(x.shape[0]):
+        flags[a] = 0
+        for k in range(3):
+            target_x[a, k] = x[a, k]
+            target_rot[a, k] = 0.0
+    for k in range(pa.node.shape[0]):
+        f = evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[k], t)
+        a = pa.node[k]
+        if pa.translate[k]:
+            for i in range(3):
+                target_x[a, i] = x0[a, i] + f * pa.u[k, i]
+        if pa.rotate[k]:
+            r = so3.matmul(so3.exp((f * pa.theta[k, 0], f * pa.theta[k, 1], f * pa.theta[k, 2])),
+                           so3.mat_at(rot0, a))  # fmt: skip
+            c = so3.cay_inv(so3.matTmul(so3.mat_at(rot, a), r))
+            flags[a] = 1
+            for i in range(3):
+                target_rot[a, i] = c[i]
+
+
+def step_data(solver: Solver, x, rot, quat, mom, h: float, t_load: float, t_target: float,
+              mode: int) -> vr.StepData:
+    """StepData for a solve starting at (x, rot, quat) with momentum mom (N,6); supported
+    components aim at their values at t_target."""
+    m = solver.model
+    n, e = m.n_nodes, m.n_elements
+    gamma, omega = np.zeros((e, 3)), np.zeros((e, 3))
+    if mode == vr.DYNAMIC and m.beta > 0.0:
+        rod.element_strains(m.rods, x, rot, quat, gamma, omega)
+    target_x, target_rot = np.empty((n, 3)), np.empty((n, 3))
+    flags = np.zeros(n, dtype=np.int64)
+    prescribed_targets(m.prescribed, t_target, m.x0, m.rot0, x, rot, target_x, target_rot, flags)
+    return vr.StepData(x, rot, quat, mom, gamma, omega, target_x, target_rot, flags, float(h),
+                       float(t_load), int(mode), solver.se3)  # fmt: skip
+
+
+def applied_norm(solver: Solver, x, rot, t: float) -> float:
+    """Weighted norm of the external loads at time t (the equilibrium residual's scale)."""
+    m = solver.model
+    f, tau = np.zeros_like(x), np.zeros_like(x)
+    loadmod.external_forces(m.loads, t, x, rot, m.rot0, m.mass, f, tau)
+    return weighted_norm(np.hstack([f, tau]), solver.length)
+
+
+# --- dynamics -------------------------------------------------------------------------------
+
+
+@kernel
+def _momenta_after(rot, xi, post, h, se3, fixed, p, pi):
+    """Spatial momenta at k+1 from mu - h W (N,6) right-trivialised at k: Ad_tau^T mapped by
+    Lambda_k+1 = Lambda_k R_tau, i.e. pi = Lambda_k (y_w + y_v x a_tau), p = Lambda_k y_v (SE3);
+    pi = Lambda_k y_w, p = y_v (SO3xR3). Supported components are zeroed (the support holds
+    them), as in the explicit scheme."""
+    for a in range(rot.shape[0]):
+        r = so3.mat_at(rot, a)
+        y_v = (post[a, 0], post[a, 1], post[a, 2])
+        y_w = (post[a, 3], post[a, 4], post[a, 5])
+        if se3:
+            pw = (h * xi[a, 3], h * xi[a, 4], h * xi[a, 5])
+            pv = (h * xi[a, 0], h * xi[a, 1], h * xi[a, 2])
+            a_tau = so3.matvec(so3.i_minus_half_hat_inv(pw), pv)
+            y_w = so3.add(y_w, so3.cross(y_v, a_tau))
+            y_v = so3.matvec(r, y_v)
+        y_w = so3.matvec(r, y_w)
+        for k in range(3):
+            p[a, k] = 0.0 if fixed[a, k] else y_v[k]
+            pi[a, k] = 0.0 if fixed[a, 3 + k] else y_w[k]
+
+
+@kernel
+def body_momenta(rot, p, pi, se3, mom):
+    """Right-trivialised momenta (N,6) (translation first) of spatial p, pi at rot."""
+    for a in range(rot.shape[0]):
+        r = so3.mat_at(rot, a)
+        lin = (p[a, 0], p[a, 1], p[a, 2])
+        if se3:
+            lin = so3.matTvec(r, lin)
+        ang = so3.matTvec(r, (pi[a, 0], pi[a, 1], pi[a, 2]))
+        for k in range(3):
+            mom[a, k] = lin[k]
+            mom[a, 3 + k] = ang[k]
+
+
+@kernel
+def quaternions(rot, quat):
+    for a in range(rot.shape[0]):
+        q = so3.quat_from_matrix(so3.mat_at(rot, a))
+        for k in range(4):
+            quat[a, k] = q[k]
+
+
+@dataclass
+class Implicit:
+    """A running implicit integration (the same attributes run.py reads from Explicit)."""
+
+    solver: Solver
+    dt: float
+    state: StateArrays
+    quat: np.ndarray
+    xi: np.ndarray
+    t0: float
+    tol: float
+    max_iter: int
+    step: int = 0
+    internal: float = 0.0
+    external: float = 0.0
+    max_iterations: int = 0
+    residual: float = 0.0
+    last: Newton | None = None
+
+    @property
+    def model(self) -> Model:
+        return self.solver.model
+
+    @property
+    def time(self) -> float:
+        return self.t0 + self.step * self.dt
+
+    def diagnostics(self) -> Diagnostics:
+        return diagnostics(self.model, self.state, self.internal, self.external)
+
+
+def _energies(run) -> None:
+    m, st = run.model, run.state
+    f, tau = np.zeros_like(st.x), np.zeros_like(st.x)
+    run.internal = rod.internal_forces(m.rods, st.x, st.rot, f, tau)
+    run.external = loadmod.external_forces(m.loads, run.time, st.x, st.rot, m.rot0, m.mass, f,
+                                           tau)  # fmt: skip
+
+
+def start(model: Model, dt: float, *, group: str = "SO3xR3", state: StateArrays,
+          t0: float = 0.0, tol: float = 1.0e-10, max_iter: int = 25) -> Implicit:
+    """Set up an implicit integration from state (see dynamics.initial_state)."""
+    if model.prescribed.node.shape[0]:
+        impose(model.prescribed, t0, model.x0, model.rot0, state.x, state.rot)
+    quat = np.empty((model.n_nodes, 4))
+    quaternions(state.rot, quat)
+    solver = make_solver(model, group)
+    # first guess of the step velocity: JJ^{-1} P_k
+    mom = np.empty((model.n_nodes, 6))
+    body_momenta(state.rot, state.p, state.pi, solver.se3, mom)
+    xi = np.zeros((model.n_nodes, 6))
+    xi[:, :3] = mom[:, :3] / model.mass[:, None]
+    for a in range(model.n_nodes):
+        if np.any(mom[a, 3:]):
+            xi[a, 3:] = np.linalg.lstsq(model.inertia[a], mom[a, 3:], rcond=None)[0]
+    run = Implicit(solver, float(dt), state, quat, xi, t0, tol, max_iter)
+    _energies(run)
+    log.debug("implicit %s, dt %g, %d nodes, %d colours", group, dt, model.n_nodes,
+              solver.pattern.n_colors)
+    return run
+
+
+def take_step(run: Implicit) -> Newton:
+    """One step of the VI; the state moves to k+1 only if Newton converged."""
+    s, st, m = run.solver, run.state, run.model
+    h = run.dt
+    x, rot, quat = st.x.copy(), st.rot.copy(), run.quat.copy()  # g_k, kept through the step
+    mom = np.empty((m.n_nodes, 6))
+    body_momenta(rot, st.p, st.pi, s.se3, mom)
+    t = run.time
+    sd = step_data(s, x, rot, quat, mom, h, t + 0.5 * h, t + h, vr.DYNAMIC)
+    # reference: the momenta and the impulse of the forces over the step
+    static = step_data(s, x, rot, quat, mom, 1.0, t + 0.5 * h, t + h, vr.STATIC)
+    forces, _ = s.residual(static, np.zeros_like(run.xi))
+    reference = max(weighted_norm(mom, s.length), h * weighted_norm(forces, s.length), 1e-300)
+    xi = run.xi.copy()
+    result, post = s.newton(sd, xi, run.tol, run.max_iter, reference)
+    if not result.converged:
+        return result
+    w = s.work
+    st.x[:] = w.x1.real
+    q = w.q1.real
+    run.quat[:] = q / np.linalg.norm(q, axis=1)[:, None]
+    _rotations(run.quat, st.rot)
+    _momenta_after(rot, xi, post, h, s.se3, m.fixed, st.p, st.pi)
+    run.xi[:] = xi
+    return result
+
+
+@kernel
+def _rotations(quat, rot):
+    for a in range(quat.shape[0]):
+        r = so3.matrix_from_quat((quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3]))
+        for i in range(3):
+            for j in range(3):
+                rot[a, i, j] = r[3 * i + j]
+
+
+def advance(run: Implicit, n_steps: int) -> None:
+    """Advance n_steps steps; NumericalError with advice if a Newton solve fails."""
+    for _ in range(int(n_steps)):
+        result = take_step(run)
+        run.last = result
+        if not result.converged:
+            hist = ", ".join(f"{r:.3g}" for r in result.history[-6:])
+            raise NumericalError(
+                f"the implicit step's Newton iteration did not converge at t = {run.time:.6g} "
+                f"(step {run.step + 1}) in {result.iterations} iterations (residual history "
+                f"{hist}; target {run.tol:.3g} x {result.reference:.3g}): reduce dt (now "
+                f"{run.dt:.6g}), or raise solver.newton.max_iter", time=run.time, step=run.step)
+        run.step += 1
+        run.max_iterations = max(run.max_iterations, result.iterations)
+        run.residual = result.residual
+    _energies(run)

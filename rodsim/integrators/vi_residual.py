@@ -1,0 +1,276 @@
+"""Residual of the implicit Cayley VI (and of static equilibrium) for all nodes, and its sparse
+Jacobian by coloured complex-step differentiation.
+
+Unknowns: xi (N,6) per node, (translation, rotation) like the dof names ux..rz. Dynamic mode:
+the step velocity of rodsim.integrators.cayley (SO3xR3: spatial translation velocity, body
+Cayley rate; SE3: body twist); static mode: the Cayley increment Delta of the configuration,
+g <- g tau(Delta). Residual rows (N,6) are spatial, about the node: the discrete momentum
+balance P_k - (mu - h W + h Ad^T F) mapped by Lambda_k (dynamic), or -(f, tau) at the trial
+configuration (static). Supported components replace their rows by the constraint "this
+component of the new configuration equals its target" (held, or prescribed at t_k+1), scaled
+by m/h (translation) or the mean rotary inertia/h (rotation) in dynamics; the replaced
+balance rows are returned as reactions.
+
+Jacobian: complex step (rodsim.lie.scalar) on a distance-2 node colouring. Nodes of one colour
+share no element neighbour, so one complex residual evaluation per colour and dof component
+gives every column of those nodes: 6 x colours evaluations (18 for a chain), each column
+exact to round-off. Blocks go straight into a BSR array (6x6 blocks) whose pattern is the
+node graph.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from rodsim.integrators import cayley
+from rodsim.jit import kernel
+from rodsim.lie import so3
+from rodsim.model import loads as loadmod
+from rodsim.model import rod
+
+DYNAMIC = 0
+STATIC = 1
+
+
+class StepData(NamedTuple):
+    """What one step (or one static Newton solve) starts from; float64 arrays.
+
+    x (N,3), rot (N,3,3), quat (N,4) configuration g_k; mom (N,6) right-trivialised momentum at
+    g_k (SO3xR3: spatial linear, body angular; SE3: body linear, body angular), translation
+    first; gamma, omega (E,3) strains at g_k (damping); target_x (N,3) supported positions at
+    k+1; target_rot (N,3) body Cayley increment to the prescribed rotation at k+1;
+    rot_prescribed (N,) int64; h the step, t the load time (midpoint time in dynamics, the
+    load multiplier in statics); mode DYNAMIC | STATIC; se3 0 | 1.
+    """
+
+    x: np.ndarray
+    rot: np.ndarray
+    quat: np.ndarray
+    mom: np.ndarray
+    gamma: np.ndarray
+    omega: np.ndarray
+    target_x: np.ndarray
+    target_rot: np.ndarray
+    rot_prescribed: np.ndarray
+    h: float
+    t: float
+    mode: int
+    se3: int
+
+
+class Work(NamedTuple):
+    """complex128 scratch: trial/midpoint configuration xb (N,3), rb (N,3,3), qb (N,4); end
+    configuration x1, r1, q1; forces f, tau (N,3); strains g1, o1 and viscous resultants
+    nd, md (E,3); reaction (N,6)."""
+
+    xb: np.ndarray
+    rb: np.ndarray
+    qb: np.ndarray
+    x1: np.ndarray
+    r1: np.ndarray
+    q1: np.ndarray
+    f: np.ndarray
+    tau: np.ndarray
+    g1: np.ndarray
+    o1: np.ndarray
+    nd: np.ndarray
+    md: np.ndarray
+    reaction: np.ndarray
+
+
+def make_work(n_nodes: int, n_elements: int) -> Work:
+    c = np.complex128
+    return Work(
+        np.zeros((n_nodes, 3), c), np.zeros((n_nodes, 3, 3), c), np.zeros((n_nodes, 4), c),
+        np.zeros((n_nodes, 3), c), np.zeros((n_nodes, 3, 3), c), np.zeros((n_nodes, 4), c),
+        np.zeros((n_nodes, 3), c), np.zeros((n_nodes, 3), c), np.zeros((n_elements, 3), c),
+        np.zeros((n_elements, 3), c), np.zeros((n_elements, 3), c),
+        np.zeros((n_elements, 3), c), np.zeros((n_nodes, 6), c),
+    )  # fmt: skip
+
+
+@kernel(inline="always")
+def _vec(arr, a, lo):
+    return (arr[a, lo], arr[a, lo + 1], arr[a, lo + 2])
+
+
+@kernel(inline="always")
+def _put(arr, a, lo, v):
+    for k in range(3):
+        arr[a, lo + k] = v[k]
+
+
+@kernel(inline="always")
+def _put_rotation(rot_arr, quat_arr, a, q):
+    quat_arr[a, 0] = q[0]
+    quat_arr[a, 1] = q[1]
+    quat_arr[a, 2] = q[2]
+    quat_arr[a, 3] = q[3]
+    r = so3.matrix_from_quat(q)
+    for i in range(3):
+        for j in range(3):
+            rot_arr[a, i, j] = r[3 * i + j]
+
+
+@kernel
+def configurations(sd, xi, w):
+    """Node pass: the configuration where forces are evaluated (midpoint g_k tau(s(h xi)) in
+    dynamics, g_k tau(Delta) in statics) into w.xb, rb, qb and the end configuration
+    g_k tau(h xi) into w.x1, r1, q1."""
+    se3 = sd.se3 == 1
+    for a in range(sd.x.shape[0]):
+        scale = sd.h if sd.mode == DYNAMIC else 1.0
+        v = so3.scale(scale, _vec(xi, a, 0))
+        p = so3.scale(scale, _vec(xi, a, 3))
+        r = so3.mat_at(sd.rot, a)
+        x = _vec(sd.x, a, 0)
+        q = (sd.quat[a, 0], sd.quat[a, 1], sd.quat[a, 2], sd.quat[a, 3])
+        q_end = so3.quat_mul(q, cayley.cay_quaternion(p))
+        dx = cayley.translation(p, v, se3)
+        if se3:
+            dx = so3.matvec(r, dx)
+        _put(w.x1, a, 0, so3.add(x, dx))
+        _put_rotation(w.r1, w.q1, a, q_end)
+        if sd.mode == DYNAMIC:
+            s_w, s_v = cayley.half_step(p, v, se3)
+            dxb = cayley.translation(s_w, s_v, se3)
+            if se3:
+                dxb = so3.matvec(r, dxb)
+            _put(w.xb, a, 0, so3.add(x, dxb))
+            _put_rotation(w.rb, w.qb, a, so3.quat_mul(q, cayley.cay_quaternion(s_w)))
+        else:
+            _put(w.xb, a, 0, so3.add(x, dx))
+            _put_rotation(w.rb, w.qb, a, q_end)
+
+
+@kernel
+def forces(m, sd, w):
+    """Element, viscous and external forces (spatial) at the configuration xb, rb into
+    w.f, w.tau."""
+    w.f[:] = 0.0
+    w.tau[:] = 0.0
+    rod.assemble_forces(m.rods, w.xb, w.rb, w.qb, w.f, w.tau)
+    if sd.mode == DYNAMIC and m.beta > 0.0:
+        # objective strain-rate damping through the midpoint: resultants beta C (eps_k+1 -
+        # eps_k)/h, a Lagrange-d'Alembert force orthogonal to rigid motions (notes/seed_001
+        # §10.2), so both momenta stay exact
+        rod.element_strains(m.rods, w.x1, w.r1, w.q1, w.g1, w.o1)
+        c = m.beta / sd.h
+        el = m.rods
+        for e in range(el.conn.shape[0]):
+            for k in range(3):
+                w.nd[e, k] = c * el.c1[e, k] * (w.g1[e, k] - sd.gamma[e, k])
+                w.md[e, k] = c * el.c2[e, k] * (w.o1[e, k] - sd.omega[e, k])
+        rod.resultant_forces(el, w.xb, w.rb, w.qb, w.nd, w.md, w.f, w.tau)
+    loadmod.external_forces(m.loads, sd.t, w.xb, w.rb, m.rot0, m.mass, w.f, w.tau)
+
+
+@kernel(inline="always")
+def _node_balance(m, sd, xi, w, a, se3):
+    """Dynamic momentum balance of node a in its frame at k (rotation, translation) and the
+    momentum mu - h W it carries to k+1."""
+    h = sd.h
+    r = so3.mat_at(sd.rot, a)
+    rb = so3.mat_at(w.rb, a)
+    v = _vec(xi, a, 0)
+    omg = _vec(xi, a, 3)
+    p_w = so3.scale(h, omg)
+    p_v = so3.scale(h, v)
+    f = _vec(w.f, a, 0)
+    tau = _vec(w.tau, a, 0)
+    inertia = so3.mat_at(m.inertia, a)
+    mass = m.mass[a]
+    # right-trivialised gradient at g_bar (minus the force), plus mass-proportional damping
+    g_w = so3.scale(-1.0, so3.matTvec(rb, tau))
+    g_v = so3.scale(-1.0, so3.matTvec(rb, f) if se3 else f)
+    if m.alpha > 0.0:
+        g_w = so3.add(g_w, so3.scale(m.alpha, so3.matvec(inertia, omg)))
+        g_v = so3.add(g_v, so3.scale(m.alpha * mass, v))
+    mu_w, mu_v = cayley.dtau_inv_transpose(p_w, p_v, so3.matvec(inertia, omg),
+                                           so3.scale(mass, v), se3)  # fmt: skip
+    s_w, s_v = cayley.half_step(p_w, p_v, se3)
+    sig = so3.cay(s_w)
+    z_w, z_v = cayley.ad_inv_transpose(sig, cayley.translation(s_w, s_v, se3), g_w, g_v, se3)
+    y_w, y_v = cayley.dtau_transpose(s_w, s_v, z_w, z_v, se3)
+    y_w, y_v = cayley.half_step_transpose(p_w, p_v, y_w, y_v, se3)
+    ww, wv = cayley.dtau_inv_transpose(p_w, p_v, y_w, y_v, se3)
+    post_w = so3.sub(mu_w, so3.scale(h, ww))
+    post_v = so3.sub(mu_v, so3.scale(h, wv))
+    bal_w = so3.sub(so3.add(post_w, so3.scale(h, z_w)), _vec(sd.mom, a, 3))
+    bal_v = so3.sub(so3.add(post_v, so3.scale(h, z_v)), _vec(sd.mom, a, 0))
+    # rows spatial about the node
+    bal_w = so3.matvec(r, bal_w)
+    if se3:
+        bal_v = so3.matvec(r, bal_v)
+    return bal_v, bal_w, post_v, post_w
+
+
+@kernel
+def residual(m, sd, xi, w, out, post):
+    """Residual rows (N,6) into out (spatial, translation first, constraints substituted) and,
+    in dynamics, the momentum mu - h W (N,6), right-trivialised at k, into post. xi, out, post
+    complex128 (N,6). Returns nothing; reactions in w.reaction."""
+    configurations(sd, xi, w)
+    forces(m, sd, w)
+    se3 = sd.se3 == 1
+    for a in range(sd.x.shape[0]):
+        if sd.mode == DYNAMIC:
+            bal_v, bal_w, post_v, post_w = _node_balance(m, sd, xi, w, a, se3)
+            _put(post, a, 0, post_v)
+            _put(post, a, 3, post_w)
+            scale_t = m.mass[a] / sd.h
+            scale_r = (m.inertia[a, 0, 0] + m.inertia[a, 1, 1] + m.inertia[a, 2, 2]) / (3.0 * sd.h)
+        else:
+            bal_v = so3.scale(-1.0, _vec(w.f, a, 0))
+            bal_w = so3.scale(-1.0, _vec(w.tau, a, 0))
+            scale_t = 1.0
+            scale_r = 1.0
+        _put(out, a, 0, bal_v)
+        _put(out, a, 3, bal_w)
+        for k in range(6):
+            w.reaction[a, k] = 0.0
+        for k in range(3):
+            if m.fixed[a, k]:
+                w.reaction[a, k] = out[a, k]
+                out[a, k] = scale_t * (w.x1[a, k] - sd.target_x[a, k])
+        if m.fixed[a, 3] or m.fixed[a, 4] or m.fixed[a, 5]:
+            step = 1.0 if sd.mode == STATIC else sd.h
+            p = so3.scale(step, _vec(xi, a, 3))
+            if sd.rot_prescribed[a]:
+                c = so3.sub(p, _vec(sd.target_rot, a, 0))
+            else:  # the held components of the spatial Cayley increment
+                c = so3.matvec(so3.mat_at(sd.rot, a), p)
+            for k in range(3):
+                if m.fixed[a, 3 + k]:
+                    w.reaction[a, 3 + k] = out[a, 3 + k]
+                    out[a, 3 + k] = scale_r * c[k]
+
+
+@kernel
+def jacobian(m, sd, xi, w, color_ptr, color_nodes, col_ptr, col_rows, col_blocks, eps, data):
+    """BSR blocks data (B,6,6) of d residual / d xi at xi (N,6) float64 by complex step.
+
+    color_ptr/color_nodes: CSR list of the nodes of each colour (distance-2 colouring);
+    col_ptr/col_rows/col_blocks: for node a, the nodes b whose residual depends on xi_a and
+    the BSR block index of (b, a). eps: the imaginary step (any tiny number)."""
+    n = xi.shape[0]
+    xc = np.zeros((n, 6), dtype=np.complex128)
+    out = np.zeros((n, 6), dtype=np.complex128)
+    post = np.zeros((n, 6), dtype=np.complex128)
+    for a in range(n):
+        for k in range(6):
+            xc[a, k] = xi[a, k]
+    inv = 1.0 / eps
+    for c in range(color_ptr.shape[0] - 1):
+        for j in range(6):
+            for q in range(color_ptr[c], color_ptr[c + 1]):
+                xc[color_nodes[q], j] = xi[color_nodes[q], j] + 1j * eps
+            residual(m, sd, xc, w, out, post)
+            for q in range(color_ptr[c], color_ptr[c + 1]):
+                a = color_nodes[q]
+                xc[a, j] = xi[a, j]
+                for r in range(col_ptr[a], col_ptr[a + 1]):
+                    b = col_rows[r]
+                    blk = col_blocks[r]
+                    for i in range(6):
+                        data[blk, i, j] = out[b, i].imag * inv
