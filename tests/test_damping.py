@@ -18,7 +18,8 @@ from rodsim.lie import so3
 from rodsim.lie.arrays import as_matrix
 from rodsim.lie.arrays import m as mat
 from rodsim.lie.arrays import v as vec
-from rodsim.model.rod import damping_forces, element_response, node_quaternions, strain_rates
+from rodsim.model.rod import element_response, node_quaternions
+from rodsim.model.rod_viscous import damping_forces, strain_rates
 
 RNG = np.random.default_rng(7)
 

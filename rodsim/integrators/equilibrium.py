@@ -92,8 +92,8 @@ def static_residual(eq: Equilibrium, load: float):
     rows, _ = s.residual(sd, zero)
     free = np.where(m.fixed, 0.0, rows)
     reactions = np.where(m.fixed, s.work.reaction.real, 0.0)
-    reference = max(implicit.applied_norm(s, eq.x, eq.rot, load),
-                    implicit.weighted_norm(reactions, s.length), 1e-300)  # fmt: skip
+    reference = max(implicit.applied_norm(s, eq.x, eq.rot, load)
+                    + implicit.weighted_norm(reactions, s.length), 1e-300)
     norm = implicit.weighted_norm(free, s.length)
     return norm / reference, norm, reference, rows, sd
 
@@ -117,7 +117,8 @@ def newton(eq: Equilibrium, load: float, max_iter: int):
         constraint = float(np.max(np.abs(np.where(eq.model.fixed, rows, 0.0)), initial=0.0))
         if not math.isfinite(rel):
             break
-        if (rel <= eq.tol or norm <= floor) and constraint <= 1e-12 * s.length:
+        at_floor = norm <= floor and implicit._stalled(history)
+        if (rel <= eq.tol or at_floor) and constraint <= 1e-12 * s.length:
             return True, it, tuple(history)
         if it == max_iter or rel > 1e8 * max(history[0], 1.0):
             break

@@ -44,12 +44,8 @@ from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model.loads import external_forces
 from rodsim.model.prescribed import impose
-from rodsim.model.rod import (
-    assemble_forces,
-    assemble_forces_parallel,
-    damping_forces,
-    node_quaternions,
-)
+from rodsim.model.rod import assemble_forces, assemble_forces_parallel, node_quaternions
+from rodsim.model.rod_viscous import damping_forces
 
 SO3XR3 = 0
 SE3 = 1

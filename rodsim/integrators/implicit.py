@@ -21,7 +21,7 @@ from rodsim.integrators.explicit import GROUPS, ModelArrays, StateArrays
 from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model import loads as loadmod
-from rodsim.model import rod
+from rodsim.model import rod, rod_viscous
 from rodsim.model.assembly import Model
 from rodsim.model.prescribed import impose
 from rodsim.model.timefunc import evaluate_packed
@@ -147,20 +147,20 @@ class Solver:
         return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
 
     def newton(self, sd, xi, tol, max_iter, reference, limit=math.inf):
-        """Solve residual(xi) = 0 in place; ||R|| <= max(tol * reference, round-off floor)
-        (weighted norm; the floor is Solver.floor, times h in dynamics).
+        """Solve residual(xi) = 0 in place: ||R|| <= tol * reference (weighted norm), or at
+        round-off: below the floor (Solver.floor, times h in dynamics) and no longer falling.
 
         limit caps the largest rotational Cayley increment per iteration (statics: a damped
         Newton step that keeps far-from-solution iterates from flipping sections over)."""
         history = []
-        target = max(tol * reference, self.floor * (sd.h if sd.mode == vr.DYNAMIC else 1.0))
+        floor = self.floor * (abs(sd.h) if sd.mode == vr.DYNAMIC else 1.0)
         for it in range(max_iter + 1):
             rows, post = self.residual(sd, xi)
             norm = weighted_norm(rows, self.length)
             history.append(norm)
             if not math.isfinite(norm):
                 return Newton(it, norm, reference, tuple(history), False), post
-            if norm <= target:
+            if norm <= tol * reference or (norm <= floor and _stalled(history)):
                 return Newton(it, norm, reference, tuple(history), True), post
             if it == max_iter:
                 break
@@ -179,6 +179,11 @@ class Solver:
         return Newton(max_iter, history[-1], reference, tuple(history), False), post
 
 
+def _stalled(history) -> bool:
+    """The last Newton iteration gained less than a factor 10: round-off has been reached."""
+    return len(history) >= 2 and history[-1] > 0.1 * history[-2]
+
+
 def make_solver(model: Model, group: str) -> Solver:
     if group not in GROUPS:
         raise ValueError(f"group must be one of {sorted(GROUPS)}, got {group!r}")
@@ -193,7 +198,8 @@ def make_solver(model: Model, group: str) -> Solver:
 def roundoff_floor(model: Model, length: float) -> float:
     """The weighted residual norm that round-off alone produces: an element's strains carry
     errors ~ eps |x| / h_e (differences of coordinates of size |x|), so its forces errors
-    ~ eps C |x| / h_e; summed in quadrature over the nodes, with a safety factor of 10."""
+    ~ eps C |x| / h_e; summed in quadrature over the nodes, with a safety factor of 10.
+    Newton stops below it only once the residual stops falling."""
     rods = model.rods
     if rods.conn.shape[0] == 0:
         return 0.0
@@ -236,7 +242,7 @@ def step_data(solver: Solver, x, rot, quat, mom, h: float, t_load: float, t_targ
     n, e = m.n_nodes, m.n_elements
     gamma, omega = np.zeros((e, 3)), np.zeros((e, 3))
     if mode == vr.DYNAMIC and m.beta > 0.0:
-        rod.element_strains(m.rods, x, rot, quat, gamma, omega)
+        rod_viscous.element_strains(m.rods, x, rot, quat, gamma, omega)
     target_x, target_rot = np.empty((n, 3)), np.empty((n, 3))
     flags = np.zeros(n, dtype=np.int64)
     prescribed_targets(m.prescribed, t_target, m.x0, m.rot0, x, rot, target_x, target_rot, flags)
@@ -373,7 +379,8 @@ def take_step(run: Implicit) -> Newton:
     # reference: the momenta and the impulse of the forces over the step
     static = step_data(s, x, rot, quat, mom, 1.0, t + 0.5 * h, t + h, vr.STATIC)
     forces, _ = s.residual(static, np.zeros_like(run.xi))
-    reference = max(weighted_norm(mom, s.length), h * weighted_norm(forces, s.length), 1e-300)
+    reference = max(weighted_norm(mom, s.length), abs(h) * weighted_norm(forces, s.length),
+                    1e-300)
     xi = run.xi.copy()
     result, post = s.newton(sd, xi, run.tol, run.max_iter, reference)
     if not result.converged:

@@ -26,7 +26,7 @@ from rodsim.integrators import cayley
 from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model import loads as loadmod
-from rodsim.model import rod
+from rodsim.model import rod, rod_viscous
 
 DYNAMIC = 0
 STATIC = 1
@@ -154,14 +154,14 @@ def forces(m, sd, w):
         # objective strain-rate damping through the midpoint: resultants beta C (eps_k+1 -
         # eps_k)/h, a Lagrange-d'Alembert force orthogonal to rigid motions (notes/seed_001
         # §10.2), so both momenta stay exact
-        rod.element_strains(m.rods, w.x1, w.r1, w.q1, w.g1, w.o1)
+        rod_viscous.element_strains(m.rods, w.x1, w.r1, w.q1, w.g1, w.o1)
         c = m.beta / sd.h
         el = m.rods
         for e in range(el.conn.shape[0]):
             for k in range(3):
                 w.nd[e, k] = c * el.c1[e, k] * (w.g1[e, k] - sd.gamma[e, k])
                 w.md[e, k] = c * el.c2[e, k] * (w.o1[e, k] - sd.omega[e, k])
-        rod.resultant_forces(el, w.xb, w.rb, w.qb, w.nd, w.md, w.f, w.tau)
+        rod_viscous.resultant_forces(el, w.xb, w.rb, w.qb, w.nd, w.md, w.f, w.tau)
     loadmod.external_forces(m.loads, sd.t, w.xb, w.rb, m.rot0, m.mass, w.f, w.tau)
 
 
