@@ -167,5 +167,41 @@ def plot(results, what, output):
 
     path = plot_results(results, what, output)
     click.echo(f"wrote {path}")
+
+@main.command()
+@click.argument("names", nargs=-1)
+@click.option("--quick", is_flag=True, help="The coarse tier (CI): coarser meshes, shorter runs.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Write DIR/README.md with the table and one figure per benchmark.")
+@click.option("--suite", type=click.Path(file_okay=False), default=None,
+              help="Benchmark folder (default: validation/ of the rodsim checkout).")
+@_handle_errors
+def validate(names, quick, report_dir, suite):
+    """Run the validation benchmarks (all, or NAMES) and compare with their references.
+
+    Exit code 0 if every compared quantity passes (unavailable benchmarks neither pass nor
+    fail), 1 if any fails, 2 for an unknown NAME or a broken benchmark spec."""
+    import tempfile
+    from pathlib import Path
+
+    from rodsim.validate import report, runner
+    from rodsim.validate import suite as suites
+
+    tier = "quick" if quick else "full"
+    benches = suites.select(suite, names)
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="rodsim-validate-") as tmp:
+        for bench in benches:  # results files are scratch: the report keeps the figures
+            click.echo(f"running {bench.number}. {bench.name} ({tier}) ...", err=True)
+            outcomes.append(runner.run_benchmark(bench, tier, Path(tmp)))
+        click.echo(report.table(outcomes))
+        click.echo(report.summary(outcomes))
+        if report_dir:
+            path = report.write_report(outcomes, report_dir, tier)
+            click.echo(f"report    {path}")
+    if any(o.status in ("FAIL", "error") for o in outcomes):
+        sys.exit(1)  # not ctx.exit: its Exit exception would be taken for a bug above
+
+
 if __name__ == "__main__":
     main()
