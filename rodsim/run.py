@@ -152,8 +152,8 @@ def prepare(case_path, overrides=()) -> Prepared:
     try:
         setup = build(case)
         p = plan(case, setup.model, setup.model.n_elements)
-    except CaseError as exc:
-        raise CaseError(exc.reason, file=str(case_path), key=exc.key) from None
+    except CaseError as exc:  # keep the class (Unavailable), add the file
+        raise type(exc)(exc.reason, file=str(case_path), key=exc.key) from None
     return Prepared(case, setup, p, tuple(overrides))
 
 

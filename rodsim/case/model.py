@@ -12,7 +12,7 @@ import numpy as np
 from rodsim.case.load import Case
 from rodsim.case.schema import render, within
 from rodsim.case.v1 import DOFS
-from rodsim.errors import CaseError
+from rodsim.errors import CaseError, Unavailable
 from rodsim.mesh.assemble import Mesh, build_mesh, unknown_set_message
 from rodsim.model import timefunc
 from rodsim.model.assembly import Model, PointMass, build_model
@@ -127,7 +127,7 @@ def build(case: Case) -> Setup:
             continue
         nodes = nodes_of(mesh, spec["set"], ("loads", i, "set"))
         if spec["pressure"] is not None:
-            raise CaseError("pressure acts on plates, which are not available in this version "
+            raise Unavailable("pressure acts on plates, which are not available in this version "
                             "of rodsim", key=render(("loads", i, "pressure")))
         loads.append(NodalLoad(nodes, spec["force"] or (0.0, 0.0, 0.0),
                                spec["moment"] or (0.0, 0.0, 0.0), spec["follower"], tf))

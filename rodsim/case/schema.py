@@ -36,7 +36,7 @@ def fail(path: Path, message: str) -> CaseError:
 
 def within(exc: CaseError, path: Path) -> CaseError:
     """exc (raised with a key relative to path) with the full key path."""
-    return CaseError(exc.reason, key=render(path) + ("." + exc.key if exc.key else ""))
+    return type(exc)(exc.reason, key=render(path) + ("." + exc.key if exc.key else ""))
 
 
 def show(value) -> str:

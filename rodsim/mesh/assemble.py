@@ -15,7 +15,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from rodsim.case.schema import render, within
-from rodsim.errors import CaseError
+from rodsim.errors import CaseError, Unavailable
 from rodsim.mesh import generate
 from rodsim.mesh.read import read_mesh
 
@@ -76,7 +76,7 @@ def _generated(tag: str, spec: dict, path) -> _Part:
 def _from_file(spec: dict, path, resolve) -> _Part:
     fm = read_mesh(resolve(spec["file"]), render((*path, "file")))
     if fm.plates:
-        raise CaseError(f"{spec['file']!r} has {fm.plates} triangle/quad cells besides its line "
+        raise Unavailable(f"{spec['file']!r} has {fm.plates} triangle/quad cells besides its line "
                         "cells; plates are not available yet in this version of rodsim",
                         key=render((*path, "file")))
     lengths = np.linalg.norm(fm.points[fm.lines[:, 1]] - fm.points[fm.lines[:, 0]], axis=1)
@@ -142,7 +142,7 @@ def build_mesh(parts: list, case_sets: dict, resolve, merge_tolerance=None) -> M
     for i, (tag, spec) in enumerate(parts):
         path = ("mesh", i, tag) if tag != "file" else ("mesh", i)
         if tag == "rectangle":
-            raise CaseError("plate parts are not available yet in this version of rodsim",
+            raise Unavailable("plate parts are not available yet in this version of rodsim",
                             key=render(path))
         if spec["name"] in seen:
             raise CaseError(f"part name {spec['name']!r} is already used by "

@@ -1,9 +1,9 @@
 """Running a benchmark: every run of its tier through rodsim.run.prepare/execute (the path of
 ``rodsim run``), then every quantity reduced and compared.
 
-A case that ``prepare`` rejects as "not available in this version" (the equilibrium solver
-while it is being built) makes the benchmark *unavailable*: reported, neither passed nor
-failed. Any other bad input or numerical failure fails the benchmark's rows with a note.
+A case that ``prepare`` rejects with Unavailable (a feature this version does not have yet,
+such as plates) makes the benchmark *unavailable*: reported, neither passed nor failed. Any
+other bad input or numerical failure fails the benchmark's rows with a note.
 """
 
 import logging
@@ -12,13 +12,12 @@ import time as wallclock
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rodsim.errors import CaseError, NumericalError
+from rodsim.errors import CaseError, NumericalError, Unavailable
 from rodsim.validate import compare
 from rodsim.validate.measure import read_series
 from rodsim.validate.spec import Benchmark, Quantity
 
 log = logging.getLogger(__name__)
-UNAVAILABLE_MARK = "not available in this version"
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ def run_benchmark(bench: Benchmark, tier: str, workdir: Path) -> Outcome:
             results[run] = run_case(bench.case, bench.overrides(run, tier), out / f"{run}.h5")
     except CaseError as exc:
         wall = wallclock.perf_counter() - started
-        if UNAVAILABLE_MARK in str(exc):
+        if isinstance(exc, Unavailable):
             return Outcome(bench, tier, _rows_for(bench, compare.UNAVAILABLE, exc.reason), {},
                            wall, exc.reason)
         return Outcome(bench, tier, _rows_for(bench, compare.ERROR, str(exc)), {}, wall,
