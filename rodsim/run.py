@@ -24,7 +24,7 @@ from rodsim.integrators.stable_step import stable_step
 from rodsim.lie.arrays import relative_quaternions
 from rodsim.model.loads import external_forces
 from rodsim.model.prescribed import prescribed_velocities
-from rodsim.model.rod import element_fields
+from rodsim.model.rod import element_fields, internal_forces
 from rodsim.writers.frame import Frame
 from rodsim.writers.hdf5 import ResultsWriter
 from rodsim.writers.vtk import SeriesWriter
@@ -215,7 +215,19 @@ def frame(run: dynamics.Explicit, dt: float) -> Frame:
         total_linear=np.asarray(diag.linear_momentum, dtype=float),
         total_angular=np.asarray(diag.angular_momentum, dtype=float), dt=dt,
         iterations=float(run.max_iterations), residual=getattr(run, "residual", math.nan),
+        **dict(zip(("reaction_force", "reaction_moment"),
+                   support_reactions(model, st.x, st.rot, run.time), strict=True)),
     )  # fmt: skip
+
+
+def support_reactions(model, x, rot, t: float) -> tuple[np.ndarray, np.ndarray]:
+    """Forces and moments (N,3) the supports exert: minus the internal and external nodal
+    forces in the supported components (the nodes' own inertia aside: supported components
+    carry no momentum)."""
+    f, tau = np.zeros_like(x), np.zeros_like(x)
+    internal_forces(model.rods, x, rot, f, tau)
+    external_forces(model.loads, t, x, rot, model.rot0, model.mass, f, tau)
+    return np.where(model.fixed[:, :3], -f, 0.0), np.where(model.fixed[:, 3:], -tau, 0.0)
 
 
 def equilibrium_frame(eq, step: equilibrium.LoadStep | None) -> Frame:
@@ -239,6 +251,8 @@ def equilibrium_frame(eq, step: equilibrium.LoadStep | None) -> Frame:
         total_angular=np.zeros(3), dt=math.nan if step is None else step.h,
         iterations=0.0 if step is None else float(step.iterations),
         residual=0.0 if step is None else step.residual,
+        **dict(zip(("reaction_force", "reaction_moment"),
+                   support_reactions(model, eq.x, eq.rot, eq.load), strict=True)),
     )  # fmt: skip
 
 

@@ -2,6 +2,7 @@
 pseudo-transient continuation where Newton alone fails, and the benchmarks of issue 4 through
 the CLI path (case file -> HDF5)."""
 
+import importlib.util
 from pathlib import Path
 
 import h5py
@@ -88,39 +89,13 @@ def test_bend45_converges_in_h(tmp_path):
 
 
 def _shooting_bend(loads):
-    """Independent reference: the Simo-Reissner boundary-value problem of the 45-degree bend
-    solved by shooting (scipy solve_ivp + fsolve on the root moment), continuing in the load.
-    With n = (0, 0, P) constant: x' = Lambda (E1 + C1^-1 Lambda^T n), Lambda' = Lambda
-    hat(K0 + C2^-1 Lambda^T m), m' = -x' x n, m(L) = 0. Returns the tip displacements."""
-    from scipy.integrate import solve_ivp
-    from scipy.optimize import fsolve
-
-    radius, length = 100.0, 100.0 * np.pi / 4
-    frame0 = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1]])  # d1 = x, d2 = y, d3 = z at the root
-    k0 = np.array([0.0, 0.0, -1.0 / radius])  # turning towards -y about d3
-    c1 = np.array([1e7, 4.16667e6, 4.16667e6])
-    c2 = np.array([8.333e5, 8.333e5, 8.333e5])
-
-    def hat(v):
-        return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-
-    def rhs(_, y, n):
-        lam = y[3:12].reshape(3, 3)
-        xp = lam @ (np.array([1.0, 0, 0]) + lam.T @ n / c1)
-        lp = lam @ hat(k0 + lam.T @ y[12:15] / c2)
-        return np.concatenate([xp, lp.ravel(), -np.cross(xp, n)])
-
-    def shoot(m0, n):
-        y0 = np.concatenate([np.zeros(3), frame0.ravel(), m0])
-        return solve_ivp(rhs, [0, length], y0, args=(n,), rtol=1e-11, atol=1e-11).y[:, -1]
-
-    tip0 = np.array([radius * np.sin(np.pi / 4), -radius * (1 - np.cos(np.pi / 4)), 0.0])
-    m0, tips = np.zeros(3), []
-    for p in loads:
-        n = np.array([0.0, 0.0, p])
-        m0 = fsolve(lambda m, n=n: shoot(m, n)[12:15], m0, xtol=1e-12)
-        tips.append(shoot(m0, n)[:3] - tip0)
-    return np.array(tips)
+    """The continuum solution of validation/bend45/shooting.py (scipy shooting, independent of
+    rodsim's elements), for inputs/bend45's arc, whose centre is on the -y side."""
+    spec = importlib.util.spec_from_file_location(
+        "shooting", INPUTS.parent / "validation" / "bend45" / "shooting.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.tip_displacements(loads, centre_side=-1.0)
 
 
 def test_bend45_converges_to_the_continuum_solution(tmp_path):
@@ -149,8 +124,33 @@ def test_cantilever_tip_load_matches_mattiasson(tmp_path):
         tip = f["nodes/position"][-1, -1]
         iterations = f["solver/iterations"][1:]
         residual = f["solver/residual"][1:]
+        reaction = f["nodes/reaction_force"][-1]
+        reaction_moment = f["nodes/reaction_moment"][-1]
     assert np.all(iterations <= 8) and np.all(residual <= 1e-8)
     assert abs(-tip[2] - 0.49346) < 1e-3 and abs(1 - tip[0] - 0.16064) < 1e-3
+    # the clamp carries the load and its moment about the root; nothing elsewhere
+    np.testing.assert_allclose(reaction[0], [0, 0, 700], atol=1e-5)
+    np.testing.assert_allclose(reaction_moment[0], [0, -700 * tip[0], 0], rtol=1e-9, atol=1e-6)
+    assert not np.any(reaction[1:]) and not np.any(reaction_moment[1:])
+
+
+def test_displacement_control_passes_the_limit_point(tmp_path):
+    """Lee's frame with the load point's vertical displacement prescribed (the horizontal one
+    free, `displacement: [null, -60, null]`): the load it carries, its support reaction, rises
+    to the limit load (18.79e3 with 10 elements per member) and falls past it."""
+    res, out = _run(INPUTS.parent / "validation/lee_frame/case.yaml", tmp_path,
+                    "solver.equilibrium.load_steps=60")
+    assert res.exit_code == 0, res.output
+    with h5py.File(out) as f:
+        node = f["mesh/sets/load_point"][0]
+        lam = f["time"][:]
+        u = f["nodes/position"][:, node] - f["mesh/points"][node]
+        load = -f["nodes/reaction_force"][:, node, 1]
+    np.testing.assert_allclose(u[:, 1], -60 * lam, atol=1e-12)
+    assert u[-1, 0] > 10.0  # the free horizontal component moved
+    peak = np.argmax(load)
+    assert 0 < peak < len(lam) - 1 and load[-1] < load[peak]
+    assert abs(load[peak] / 18790 - 1) < 5e-3
 
 
 def _bar(n=4, prescribed=(), fixed_end=True, load=None):
@@ -235,3 +235,39 @@ def test_equilibrium_needs_no_t_end_but_dynamics_does(tmp_path):
     assert CliRunner().invoke(main, ["check", str(case)]).exit_code == 0
     res = CliRunner().invoke(main, ["check", str(case), "--set", "solver.analysis=dynamic"])
     assert res.exit_code == 2 and "solver.t_end" in res.output
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_stability_test_finds_the_euler_load(group):
+    """A straight cantilever column under a dead axial compression P stays straight in Newton's
+    solution; that equilibrium is stable below Euler's load pi^2 EI / (4 L^2) and a saddle
+    above it (the tangent stiffness stops being positive definite)."""
+    n, length, ei = 20, 1.0, 2.0
+    euler = np.pi**2 * ei / (4 * length**2)
+    part = straight_rod([0, 0, 0], [length, 0, 0], n, up=[0, 0, 1])
+    sec = section_from_resultants(EA=1e5, GA=[1e5, 1e5], GJ=3, EI=[ei, ei], rhoA=1,
+                                  rhoI=[0.01, 0.01])
+    fixed = np.zeros((n + 1, 6), dtype=bool)
+    fixed[0] = True
+    for factor, stable in ((0.97, True), (1.03, False)):
+        load = NodalLoad(nodes=[n], force=(-factor * euler, 0, 0), time=timefunc.ramp(1.0))
+        model = build_model(part.points, part.frames, part.conn, sec, fixed=fixed, loads=[load])
+        eq = equilibrium.start(model, group, h0=0.01)
+        eq.check_stability = False  # reach the straight solution whatever its stability
+        ok, _, _ = equilibrium.newton(eq, 1.0, 25)
+        assert ok and np.abs(eq.x[:, 1:]).max() < 1e-12
+        _, _, _, _, sd = equilibrium.static_residual(eq, 1.0)
+        assert eq.solver.positive_definite(sd, np.zeros((n + 1, 6))) is stable
+
+
+def test_buckling_branch_is_followed(tmp_path):
+    """Argyris' right-angle frame with a 1e-4 imperfection: below the critical tip force
+    (about 1.09 N) the lateral displacement stays small; past it the stable, buckled branch
+    is found (Newton alone would stay on the unstable in-plane branch)."""
+    res, out = _run(INPUTS.parent / "validation/argyris_frame/case.yaml", tmp_path,
+                    "solver.equilibrium.load_steps=20")
+    assert res.exit_code == 0, res.output
+    with h5py.File(out) as f:
+        force = 1.5 * f["time"][:]
+        uz = np.abs(f["nodes/position"][:, -1, 2])
+    assert np.all(uz[force < 1.0] < 1.0) and np.all(uz[force > 1.2] > 20.0)

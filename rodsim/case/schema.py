@@ -139,21 +139,28 @@ class Text:
 
 @dataclass(frozen=True)
 class Vector:
-    """A list of n numbers (default 3), as a tuple of floats; nonzero: not all zero."""
+    """A list of n numbers (default 3), as a tuple of floats; nonzero: not all zero;
+    nullable: entries may be null (None), not all of them."""
 
     n: int = 3
     nonzero: bool = False
     item: Number = Number()
+    nullable: bool = False
 
     def expected(self) -> str:
         each = self.item.expected().split(" ", 2)
         items = "numbers" if len(each) < 3 else f"{each[1]}s {each[2]}"
-        return f"a list of {self.n} {items}" + (", not all zero" if self.nonzero else "")
+        return (f"a list of {self.n} {items}" + (" or null (not all null)" if self.nullable
+                                                  else "")
+                + (", not all zero" if self.nonzero else ""))
 
     def check(self, value, path: Path):
         if not isinstance(value, list) or len(value) != self.n:
             raise fail(path, f"expected {self.expected()}, got {show(value)}")
-        out = tuple(self.item.check(v, (*path, i)) for i, v in enumerate(value))
+        if self.nullable and all(v is None for v in value):
+            raise fail(path, f"expected {self.expected()}, got only nulls")
+        out = tuple(None if (self.nullable and v is None) else self.item.check(v, (*path, i))
+                    for i, v in enumerate(value))
         if self.nonzero and not any(out):
             raise fail(path, f"expected {self.expected()}, got {list(out)}")
         return out

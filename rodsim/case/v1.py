@@ -274,7 +274,8 @@ SET = OneOf((
 ))
 
 PRESCRIBE = Record((
-    Field("displacement", POINT, "displacement u: x = x0 + f(t) u", optional=True),
+    Field("displacement", Vector(nullable=True), "displacement u: x = x0 + f(t) u; a null "
+          "component is left free (e.g. [null, -1, null] prescribes only y)", optional=True),
     Field("rotation", POINT, "rotation vector theta (rad, global axes): "
           "Lambda = exp(f(t) theta) Lambda0", optional=True),
     Field("time", TIME, "time function f (default: constant 1)", optional=True),

@@ -66,6 +66,7 @@ class Equilibrium:
     max_iter: int
     h0: float
     load: float = 0.0
+    check_stability: bool = True
 
     @property
     def model(self):
@@ -81,7 +82,15 @@ def start(model, group: str, *, tol: float = 1e-8, max_steps: int = 10000, max_i
         impose(model.prescribed, 0.0, model.x0, model.rot0, x, rot)
     quat = np.empty((model.n_nodes, 4))
     implicit.quaternions(rot, quat)
-    return Equilibrium(solver, x, rot, quat, tol, max_steps, max_iter, float(h0))
+    return Equilibrium(solver, x, rot, quat, tol, max_steps, max_iter, float(h0),
+                       check_stability=conservative(model.loads))
+
+
+def conservative(loads) -> bool:
+    """Whether the loads derive from a potential (dead forces, gravity): only then is a
+    positive definite tangent stiffness the test of a stable equilibrium. Dead moments in 3D
+    and follower loads are not conservative."""
+    return not (np.any(loads.follower) or np.any(loads.moment != 0.0))
 
 
 def static_residual(eq: Equilibrium, load: float):
@@ -106,7 +115,10 @@ def _move(eq: Equilibrium, x, q) -> None:
 
 def newton(eq: Equilibrium, load: float, max_iter: int):
     """Static Newton from the current state; returns (converged, iterations, history). On
-    failure the state is restored."""
+    failure the state is restored. Under conservative loads, converging to an unstable
+    equilibrium (a saddle: the tangent stiffness is not positive definite, e.g. the unbuckled
+    branch past a bifurcation) counts as a failure, so that continuation finds the stable one.
+    """
     s = eq.solver
     saved = (eq.x.copy(), eq.rot.copy(), eq.quat.copy())
     history = []
@@ -119,7 +131,10 @@ def newton(eq: Equilibrium, load: float, max_iter: int):
             break
         at_floor = norm <= floor and implicit._stalled(history)
         if (rel <= eq.tol or at_floor) and constraint <= 1e-12 * s.length:
-            return True, it, tuple(history)
+            if not eq.check_stability or s.positive_definite(sd, np.zeros((eq.model.n_nodes, 6))):
+                return True, it, tuple(history)
+            log.info("load %.6g: Newton reached an unstable equilibrium", load)
+            break
         if it == max_iter or rel > 1e8 * max(history[0], 1.0):
             break
         zero = np.zeros((eq.model.n_nodes, 6))

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import cholesky_banded
+from scipy.sparse.csgraph import reverse_cuthill_mckee
 from scipy.sparse.linalg import splu
 
 from rodsim.errors import NumericalError
@@ -146,6 +148,37 @@ class Solver:
         n = 6 * self.model.n_nodes
         return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
 
+    def positive_definite(self, sd: vr.StepData, xi: np.ndarray) -> bool:
+        """Whether the symmetric part of the Jacobian at xi, in spatial increments and on the
+        free components, is positive definite: in statics the test of a stable equilibrium
+        (a minimum of the potential, not a saddle on an unstable branch); for a pseudo-time
+        step, of a step that goes downhill. Banded Cholesky in reverse Cuthill-McKee order.
+        """
+        m = self.model
+        jac = self.matrix(sd, xi)
+        n = m.n_nodes
+        # columns: body rotation (and SE3 body translation) increments -> spatial, d = R^T d_s
+        blocks = np.zeros((n, 6, 6))
+        blocks[:, :3, :3] = np.transpose(sd.rot, (0, 2, 1)) if sd.se3 else np.eye(3)
+        blocks[:, 3:, 3:] = np.transpose(sd.rot, (0, 2, 1))
+        d = sp.block_diag(list(blocks), format="csc")
+        free = np.flatnonzero(~m.fixed.ravel())
+        k = (jac @ d)[free][:, free]
+        sym = ((k + k.T) * 0.5).tocsr()
+        if sym.shape[0] == 0:
+            return True
+        order = reverse_cuthill_mckee(sym, symmetric_mode=True)
+        sym = sym[order][:, order].tocoo()
+        band = int(np.max(np.abs(sym.row - sym.col), initial=0))
+        ab = np.zeros((band + 1, sym.shape[0]))
+        lower = sym.row >= sym.col
+        ab[(sym.row - sym.col)[lower], sym.col[lower]] = sym.data[lower]
+        try:
+            cholesky_banded(ab, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            return False
+        return True
+
     def newton(self, sd, xi, tol, max_iter, reference, limit=math.inf):
         """Solve residual(xi) = 0 in place: ||R|| <= tol * reference (weighted norm), or at
         round-off: below the floor (Solver.floor, times h in dynamics) and no longer falling.
@@ -222,8 +255,8 @@ def prescribed_targets(pa, t, x0, rot0, x, rot, target_x, target_rot, flags):
     for k in range(pa.node.shape[0]):
         f = evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[k], t)
         a = pa.node[k]
-        if pa.translate[k]:
-            for i in range(3):
+        for i in range(3):
+            if pa.translate[k, i]:
                 target_x[a, i] = x0[a, i] + f * pa.u[k, i]
         if pa.rotate[k]:
             r = so3.matmul(so3.exp((f * pa.theta[k, 0], f * pa.theta[k, 1], f * pa.theta[k, 2])),

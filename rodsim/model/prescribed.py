@@ -1,4 +1,5 @@
-"""Prescribed nodal motion: x = x0 + f(t) u and/or Lambda = exp(f(t) theta) Lambda0.
+"""Prescribed nodal motion: x = x0 + f(t) u (all or some components) and/or
+Lambda = exp(f(t) theta) Lambda0.
 
 The prescribed components are also marked fixed, so the integrators leave them alone (their
 momenta stay zero: the support supplies whatever force the motion needs); after every drift
@@ -22,7 +23,8 @@ from rodsim.model.timefunc import TimeFunction
 @dataclass(frozen=True)
 class Prescribed:
     """Prescribed motion of ``nodes``; displacement u and/or rotation vector theta (global
-    axes, radians) scaled by the time function; None leaves that part free."""
+    axes, radians) scaled by the time function; None leaves that part (or that component of
+    u) free."""
 
     nodes: np.ndarray
     displacement: tuple | None = None
@@ -31,8 +33,9 @@ class Prescribed:
 
 
 class PrescribedArrays(NamedTuple):
-    """K entries (one per node and prescription): node (K,) int64, translate/rotate (K,)
-    int64 flags, u, theta (K,3), tf (K,) index into the packed time functions tf_*."""
+    """K entries (one per node and prescription): node (K,) int64, translate (K,3) int64
+    flags per component, rotate (K,) int64, u, theta (K,3), tf (K,) index into the packed
+    time functions tf_*."""
 
     node: np.ndarray
     translate: np.ndarray
@@ -53,14 +56,15 @@ def pack_prescribed(items: Sequence[Prescribed]) -> PrescribedArrays:
         functions.append(item.time)
         for a in np.asarray(item.nodes, dtype=np.int64).ravel():
             node.append(a)
-            translate.append(item.displacement is not None)
+            disp = item.displacement if item.displacement is not None else (None,) * 3
+            translate.append([c is not None for c in disp])
             rotate.append(item.rotation is not None)
-            u.append(item.displacement if item.displacement is not None else (0.0,) * 3)
+            u.append([0.0 if c is None else c for c in disp])
             theta.append(item.rotation if item.rotation is not None else (0.0,) * 3)
             tf.append(len(functions) - 1)
     kinds, params, tables, offsets = timefunc.pack(functions)
     return PrescribedArrays(
-        np.array(node, dtype=np.int64), np.array(translate, dtype=np.int64),
+        np.array(node, dtype=np.int64), np.array(translate, dtype=np.int64).reshape(-1, 3),
         np.array(rotate, dtype=np.int64), np.array(u, dtype=float).reshape(-1, 3),
         np.array(theta, dtype=float).reshape(-1, 3), np.array(tf, dtype=np.int64),
         kinds, params, tables, offsets,
@@ -73,7 +77,9 @@ def prescribed_dofs(items: Sequence[Prescribed], n_nodes: int) -> np.ndarray:
     for item in items:
         nodes = np.asarray(item.nodes, dtype=np.int64)
         if item.displacement is not None:
-            fixed[nodes, :3] = True
+            for i, c in enumerate(item.displacement):
+                if c is not None:
+                    fixed[nodes, i] = True
         if item.rotation is not None:
             fixed[nodes, 3:] = True
     return fixed
@@ -86,8 +92,8 @@ def impose(pa, t, x0, rot0, x, rot):
         f = timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
                                      pa.tf[k], t)  # fmt: skip
         a = pa.node[k]
-        if pa.translate[k]:
-            for i in range(3):
+        for i in range(3):
+            if pa.translate[k, i]:
                 x[a, i] = x0[a, i] + f * pa.u[k, i]
         if pa.rotate[k]:
             r = so3.exp((f * pa.theta[k, 0], f * pa.theta[k, 1], f * pa.theta[k, 2]))
@@ -107,7 +113,7 @@ def prescribed_velocities(pa: PrescribedArrays, t: float, dt: float, v, omega) -
         f = [timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
                                       pa.tf[k], tk) for tk in (t - dt, t, t + dt)]
         rate = (f[1] - f[0]) / dt if t - dt >= -1e-12 * dt else (f[2] - f[1]) / dt
-        if pa.translate[k]:
-            v[pa.node[k]] = rate * pa.u[k]
+        if pa.translate[k].any():
+            v[pa.node[k]] = np.where(pa.translate[k], rate * pa.u[k], v[pa.node[k]])
         if pa.rotate[k]:
             omega[pa.node[k]] = rate * pa.theta[k]

@@ -73,4 +73,6 @@ def read_frame(f: h5py.File, k: int, frames0=None) -> Frame:
         total_linear=f["momentum/linear"][k], total_angular=f["momentum/angular"][k],
         dt=float(f["solver/dt"][k]), iterations=float(f["solver/iterations"][k]),
         residual=float(f["solver/residual"][k]),
+        reaction_force=f["nodes/reaction_force"][k] if "nodes/reaction_force" in f else None,
+        reaction_moment=f["nodes/reaction_moment"][k] if "nodes/reaction_moment" in f else None,
     )  # fmt: skip

@@ -5,6 +5,8 @@
   of a second set's node (the hub of a rotating beam): R^T (x - x_ref) - (X - X_ref);
 - ``linear_momentum.x``, ``angular_momentum.norm``: totals (angular about the origin);
 - ``energy.total`` (also kinetic, internal, external);
+- ``reaction_force.y@support`` (also reaction_moment): the support reactions summed over a
+  node set (the load a displacement-controlled point carries);
 - ``load_multiplier``: the time dataset itself (equilibrium: lambda, which may turn back on a
   path followed past a limit point).
 
@@ -61,12 +63,18 @@ def read_series(path, series: str) -> tuple[np.ndarray, np.ndarray]:
             return t, f[f"energy/{comp}"][:n]
         if what in ("linear_momentum", "angular_momentum"):
             return t, _component(f[f"momentum/{what.split('_')[0]}"][:n], comp, what)
-        if what not in ("displacement", "position", "local_displacement"):
+        if what not in ("displacement", "position", "local_displacement", "reaction_force",
+                        "reaction_moment"):
             raise CaseError(f"unknown series {series!r}; expected displacement, position, "
-                            "local_displacement, linear_momentum, angular_momentum or energy")
+                            "local_displacement, reaction_force, reaction_moment, "
+                            "linear_momentum, angular_momentum or energy")
         if node_set is None:
             raise CaseError(f"series {series!r} needs a node set: {what}.{comp}@SET")
         nodes = _nodes(f, node_set)
+        if what.startswith("reaction"):
+            if f"nodes/{what}" not in f:
+                raise CaseError(f"{path} has no nodes/{what} (written by rodsim >= 0.2)")
+            return t, _component(f[f"nodes/{what}"][:n][:, nodes].sum(axis=1), comp, what)
         x = f["nodes/position"][:n][:, nodes].mean(axis=1)
         x0 = f["mesh/points"][()][nodes].mean(axis=0)
         if what == "position":

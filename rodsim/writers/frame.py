@@ -14,7 +14,9 @@ class Frame:
     reference-to-current rotation R = Lambda Lambda0^T; directors (N,3,3) current frames
     (columns d1 d2 d3); velocity, angular_velocity, linear_momentum, angular_momentum (N,3)
     spatial; force, moment, strain, curvature (E,3) in the section frame; energies and momenta
-    totals; dt, iterations, residual of the step(s) leading to this frame.
+    totals; dt, iterations, residual of the step(s) leading to this frame; reaction_force,
+    reaction_moment (N,3) spatial: what the supports exert on the nodes, in the supported
+    components (zero elsewhere).
     """
 
     time: float
@@ -37,6 +39,8 @@ class Frame:
     dt: float
     iterations: float
     residual: float
+    reaction_force: np.ndarray | None = None
+    reaction_moment: np.ndarray | None = None
 
     @property
     def total(self) -> float:

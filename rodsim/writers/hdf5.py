@@ -37,6 +37,8 @@ NODE_FIELDS = {
     "nodes/angular_velocity": ((3,), "angular_velocity"),
     "nodes/linear_momentum": ((3,), "linear_momentum"),
     "nodes/angular_momentum": ((3,), "angular_momentum"),
+    "nodes/reaction_force": ((3,), "reaction_force"),
+    "nodes/reaction_moment": ((3,), "reaction_moment"),
 }
 ROD_FIELDS = {
     "rods/force": ((3,), "force"),
@@ -64,6 +66,10 @@ DESCRIPTIONS = {
     "nodes/angular_velocity": "spatial angular velocity",
     "nodes/linear_momentum": "spatial nodal linear momentum (discrete Legendre transform)",
     "nodes/angular_momentum": "spatial nodal angular momentum about the node",
+    "nodes/reaction_force": "force of the supports on the node (supported components; 0 "
+                            "elsewhere): minus the internal and external nodal forces",
+    "nodes/reaction_moment": "moment of the supports on the node about the node (supported "
+                             "components; 0 elsewhere)",
     "rods/force": "stress resultant in the section frame: axial, shear2, shear3",
     "rods/moment": "stress couple in the section frame: torsion, bending2, bending3",
     "rods/strain": "Gamma - Gamma0 in the section frame",
@@ -157,7 +163,7 @@ class ResultsWriter:
         values |= {name: getattr(frame, attr) for name, attr in TOTALS.items()}
         for name, ds in self.datasets.items():
             ds.resize(k + 1, axis=0)
-            ds[k] = values[name]
+            ds[k] = 0.0 if values[name] is None else values[name]
         self.file.flush()
         self.frames += 1
         if not self.replaced:

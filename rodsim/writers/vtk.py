@@ -20,6 +20,10 @@ import numpy as np
 from rodsim.writers.frame import Frame, share
 
 
+def _or_zeros(a, like):
+    return np.zeros_like(like) if a is None else a
+
+
 class SeriesWriter:
     """Stream frames into a ParaView series next to ``pvd`` (a path ending in .pvd)."""
 
@@ -42,6 +46,8 @@ class SeriesWriter:
             "displacement": frame.position - self.points,
             "velocity": frame.velocity,
             "angular_velocity": frame.angular_velocity,
+            "reaction_force": _or_zeros(frame.reaction_force, frame.position),
+            "reaction_moment": _or_zeros(frame.reaction_moment, frame.position),
             "d1": np.ascontiguousarray(d[:, :, 0]),
             "d2": np.ascontiguousarray(d[:, :, 1]),
             "d3": np.ascontiguousarray(d[:, :, 2]),
