@@ -194,3 +194,10 @@ def test_quick_tier_end_to_end(tmp_path):
     assert "Tier: **quick**" in report and "rodsim validate --quick --report" in report
     assert (tmp_path / "spaghetti3d.png").exists() and (tmp_path / "masses_pulse.png").exists()
     assert not list(tmp_path.glob("**/*.h5"))  # results files are scratch
+
+
+def test_whole_quick_tier_passes():
+    """`rodsim validate --quick`, every benchmark: CI keeps the suite passing (about 20 s)."""
+    res = CliRunner().invoke(main, ["validate", "--quick"])
+    assert res.exit_code == 0, res.output + _err(res)
+    assert "12 benchmarks: 12 passed, 0 failed, 0 unavailable" in res.output
