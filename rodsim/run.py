@@ -23,7 +23,7 @@ from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.integrators.stable_step import stable_step
 from rodsim.lie.arrays import relative_quaternions
 from rodsim.model.loads import external_forces
-from rodsim.model.prescribed import prescribed_velocities
+from rodsim.model.prescribed import largest_rotation_step, prescribed_velocities
 from rodsim.model.rod import element_fields, internal_forces
 from rodsim.writers.frame import Frame
 from rodsim.writers.hdf5 import ResultsWriter
@@ -90,6 +90,8 @@ def plan(case: Case, model, n_elements: int) -> Plan:
     if s["analysis"] == "equilibrium":
         h0 = s["dt"] if s["dt"] != "auto" else 10.0 * stable if math.isfinite(stable) else 1.0
         n = int(s["equilibrium"]["load_steps"])
+        _check_cayley_steps(model, np.linspace(0.0, 1.0, n + 1), "load step",
+                            "solver.equilibrium.load_steps")
         return Plan(float(h0), n, 1, float(stable), False, "equilibrium", 1.0)
     t_end = s["t_end"]
     implicit = s["scheme"] == "implicit"
@@ -97,11 +99,7 @@ def plan(case: Case, model, n_elements: int) -> Plan:
     given_interval = interval is not None
     if interval is None and out["every"] is None:
         interval = t_end / 100.0
-    if s["dt"] == "auto" and implicit:  # one step per frame interval (t_end/100 with every)
-        n_steps = max(1, math.ceil(t_end / (interval or t_end / 100.0) * (1 - 1e-12)))
-        dt = t_end / n_steps
-        per = 1
-    elif s["dt"] == "auto":
+    if s["dt"] == "auto":
         if not math.isfinite(stable):
             raise CaseError("dt: auto needs a stable-step estimate, and the model has no "
                             "elastic element; give dt", key="solver.dt")
@@ -129,6 +127,9 @@ def plan(case: Case, model, n_elements: int) -> Plan:
     if dt > stable and not implicit:
         log.warning("dt %g is above the stable-step estimate %g: the explicit scheme will "
                     "blow up", dt, stable)
+    if implicit and s["dt"] == "auto":
+        log.info("scheme: implicit with dt: auto takes the explicit stable step; give "
+                 "solver.dt to take the large steps the implicit scheme allows")
     if interval is None:
         per = out["every"]
     if s["parallel"] == "auto":
@@ -136,8 +137,26 @@ def plan(case: Case, model, n_elements: int) -> Plan:
     else:
         parallel = bool(s["parallel"])
     kind = "implicit" if implicit else "explicit"
+    if implicit:
+        _check_cayley_steps(model, np.arange(n_steps + 1) * dt, "time step", "solver.dt")
     return Plan(float(dt), int(n_steps), int(min(per, n_steps)), float(stable),
                 parallel and not implicit, kind, float(t_end))
+
+
+MAX_CAYLEY_STEP = 0.75 * math.pi  # the Cayley chart ends at pi; keep well inside it
+
+
+def _check_cayley_steps(model, times: np.ndarray, what: str, key: str) -> None:
+    """The implicit scheme moves a prescribed rotation by one Cayley increment per step, and
+    cay^{-1} takes the short way round: more than MAX_CAYLEY_STEP per step is refused."""
+    largest = largest_rotation_step(model.prescribed, times)
+    if largest > MAX_CAYLEY_STEP:
+        factor = math.ceil(largest / MAX_CAYLEY_STEP)
+        hint = (f"use at least {factor * (len(times) - 1)} load steps" if key.endswith("steps")
+                else f"use dt <= {(times[1] - times[0]) / factor:.6g}")
+        raise CaseError(f"a prescribed rotation turns by {largest:.3g} rad in one {what}, more "
+                        "than 3 pi/4: the implicit scheme's Cayley update cannot follow it "
+                        f"(it would go the short way round); {hint}", key=key)
 
 
 def _check_steps(n: float) -> None:
@@ -248,7 +267,7 @@ def equilibrium_frame(eq, step: equilibrium.LoadStep | None) -> Frame:
         angular_momentum=zeros, force=force, moment=moment,
         strain=gamma - model.rods.gamma0, curvature=kappa - model.rods.omega0,
         kinetic=0.0, internal=internal, external=external, total_linear=np.zeros(3),
-        total_angular=np.zeros(3), dt=math.nan if step is None else step.h,
+        total_angular=np.zeros(3), dt=math.nan if step is None else step.h,  # inf: Newton
         iterations=0.0 if step is None else float(step.iterations),
         residual=0.0 if step is None else step.residual,
         **dict(zip(("reaction_force", "reaction_moment"),
@@ -280,6 +299,8 @@ def _dynamic_frames(prep: Prepared, progress):
     while run.step < p.n_steps:
         target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
         run.max_iterations = 0
+        if p.kind == "implicit":
+            run.residual = 0.0
         while run.step < target:
             step(run, min(MAX_CHUNK, target - run.step))
             if progress:

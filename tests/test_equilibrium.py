@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from conftest import GROUPS
 
 from rodsim.cli import main
+from rodsim.errors import NumericalError
 from rodsim.integrators import equilibrium
 from rodsim.mesh.generate import straight_rod
 from rodsim.model import timefunc
@@ -200,8 +201,7 @@ def test_continuation_takes_over_where_newton_fails(group):
     fixed[0] = True
     model = build_model(part.points, part.frames, part.conn, sec, fixed=fixed, loads=[load])
     eq = equilibrium.start(model, group, h0=0.02)
-    ok, _, _ = equilibrium.newton(eq, 1.0, 25)
-    assert not ok  # the reason continuation exists
+    assert not equilibrium.newton(eq, 1.0, 25).converged  # the reason continuation exists
     step = equilibrium.solve_load_step(eq, 1.0)
     assert step.pseudo_steps > 0 and step.residual <= 1e-8
     assert np.linalg.norm(eq.x[-1]) < 1e-6 * length
@@ -254,8 +254,8 @@ def test_stability_test_finds_the_euler_load(group):
         model = build_model(part.points, part.frames, part.conn, sec, fixed=fixed, loads=[load])
         eq = equilibrium.start(model, group, h0=0.01)
         eq.check_stability = False  # reach the straight solution whatever its stability
-        ok, _, _ = equilibrium.newton(eq, 1.0, 25)
-        assert ok and np.abs(eq.x[:, 1:]).max() < 1e-12
+        assert equilibrium.newton(eq, 1.0, 25).converged
+        assert np.abs(eq.x[:, 1:]).max() < 1e-12
         _, _, _, _, sd = equilibrium.static_residual(eq, 1.0)
         assert eq.solver.positive_definite(sd, np.zeros((n + 1, 6))) is stable
 
@@ -271,3 +271,67 @@ def test_buckling_branch_is_followed(tmp_path):
         force = 1.5 * f["time"][:]
         uz = np.abs(f["nodes/position"][:, -1, 2])
     assert np.all(uz[force < 1.0] < 1.0) and np.all(uz[force > 1.2] > 20.0)
+
+
+def _column(factor, n=10):
+    length, ei = 1.0, 2.0
+    part = straight_rod([0, 0, 0], [length, 0, 0], n, up=[0, 0, 1])
+    sec = section_from_resultants(EA=1e5, GA=[1e5, 1e5], GJ=3, EI=[ei, ei], rhoA=1,
+                                  rhoI=[0.01, 0.01])
+    fixed = np.zeros((n + 1, 6), dtype=bool)
+    fixed[0] = True
+    load = NodalLoad(nodes=[n], force=(-factor * np.pi**2 * ei / 4, 0, 0),
+                     time=timefunc.ramp(1.0))
+    return build_model(part.points, part.frames, part.conn, sec, fixed=fixed, loads=[load])
+
+
+def test_a_perfect_column_past_euler_is_reported_as_a_bifurcation():
+    """Without an imperfection nothing leads the path off the straight, unstable branch: the
+    run stops promptly with exit-3 advice (add an imperfection), not after max_steps."""
+    eq = equilibrium.start(_column(1.03), "SO3xR3", h0=0.01, max_steps=10000)
+    with pytest.raises(NumericalError, match="unstable.*imperfection") as info:
+        equilibrium.solve_load_step(eq, 1.0)
+    assert info.value.step < 100
+
+
+def test_unsupported_rigid_motions_are_not_instabilities():
+    """A free rod under no load is in neutral equilibrium, which Newton accepts at once; under
+    equal and opposite end pulls (singular tangent: continuation) it stretches by N L / EA."""
+    part = straight_rod([0, 0, 0], [1, 0, 0], 4, up=[0, 0, 1])
+    sec = section_from_resultants(EA=100, GA=[100, 100], GJ=1, EI=[1, 1], rhoA=1,
+                                  rhoI=[0.01, 0.01])
+    pulls = [NodalLoad(nodes=[0], force=(-1, 0, 0)), NodalLoad(nodes=[4], force=(1, 0, 0))]
+    for loads in ([], pulls):
+        model = build_model(part.points, part.frames, part.conn, sec, loads=loads)
+        eq = equilibrium.start(model, "SO3xR3", h0=0.01)
+        step = equilibrium.solve_load_step(eq, 1.0)
+        assert step.residual <= 1e-8
+        if not loads:
+            assert step.pseudo_steps == 0 and step.iterations == 0
+        else:
+            np.testing.assert_allclose(eq.x[4, 0] - eq.x[0, 0], 1.01, rtol=1e-9)
+
+
+def test_prescribed_rotation_faster_than_the_cayley_chart_is_an_input_error(tmp_path):
+    """A prescribed rotation of 4.5 rad in one load step cannot be followed by the Cayley
+    update (it would silently go the short way round): exit 2 naming load_steps."""
+    case = tmp_path / "twist.yaml"
+    case.write_text("""
+rodsim: 1
+mesh:
+  - rod: {name: r, from: [0, 0, 0], to: [10, 0, 0], elements: 20, section: s, up: [0, 0, 1]}
+sections:
+  s: {type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 2, EI: [2, 2], rhoA: 1, rhoI: [0.01, 0.01]}
+boundary:
+  - {set: r.start, fix: all}
+  - {set: r.end, prescribe: {rotation: [0, 0, 4.5]}}
+solver: {analysis: equilibrium, scheme: implicit}
+""")
+    res, out = _run(case, tmp_path)
+    assert res.exit_code == 2, res.output
+    assert "solver.equilibrium.load_steps" in res.output and "at least 2" in res.output
+    res, out = _run(case, tmp_path, "solver.equilibrium.load_steps=2")
+    assert res.exit_code == 0, res.output
+    with h5py.File(out) as f:
+        moment = f["rods/moment"][-1][:, 2]
+    np.testing.assert_allclose(moment, 2 * 4.5 / 10, rtol=1e-6)  # EI kappa, the long way

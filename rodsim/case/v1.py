@@ -362,10 +362,10 @@ SOLVER = Record((
           default="SO3xR3"),
     Field("order", Either((Constant(2), Constant(4))), "explicit scheme order: 2 or 4",
           default=2),
-    Field("dt", Either((Constant("auto"), POSITIVE)), "time step, or auto: explicit = "
-          "safety x the stable-step estimate, implicit = one step per output frame; "
-          "equilibrium: the first pseudo-time step (auto = 10 x the stable-step estimate)",
-          default="auto"),
+    Field("dt", Either((Constant("auto"), POSITIVE)), "time step, or auto = safety x the "
+          "stable-step estimate (both schemes; give dt to take the large steps the implicit "
+          "scheme allows); equilibrium: the first pseudo-time step (auto = 10 x the "
+          "stable-step estimate)", default="auto"),
     Field("safety", Number(gt=0, le=1), "fraction of the stable step used by dt: auto",
           default=0.8),
     Field("t_end", POSITIVE, "end time (dynamic analysis; not used by equilibrium)",

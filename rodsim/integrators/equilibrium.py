@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse.linalg import splu
 
 from rodsim.errors import NumericalError
 from rodsim.integrators import implicit
@@ -34,16 +35,23 @@ from rodsim.model.prescribed import impose
 
 log = logging.getLogger(__name__)
 
+# the tolerances and limits of the algorithm, in one place
 ROTATION_LIMIT = 1.0  # largest Cayley rotation increment |Delta| of one static Newton iteration
 GROWTH = (0.5, 4.0)  # bounds of the pseudo step's growth factor per step
 MAX_CUTS = 12  # consecutive step cuts (each /4) before giving up
 EASY = 4  # Newton iterations of a pseudo step below which h at least doubles
+PSEUDO_TOL = 1e-8  # Newton tolerance of a pseudo step (relative to h x the load scale)
+CONSTRAINT_TOL = 1e-12  # supported components on target, relative to the model size
+RETRY = 1e-2  # retry plain Newton once the residual fell by this factor (or every 10 steps)
+STUCK_LIMIT = 3  # unstable Newton results with the iterate not moving: report a bifurcation
+MOVED_TOL = 1e-9  # "not moving" between such results, relative to the model size
 
 
 @dataclass
 class LoadStep:
     """Outcome of one load step: multiplier, Newton iterations, pseudo steps, final relative
-    residual, final pseudo step size (nan if Newton alone converged) and residual history."""
+    residual, final pseudo step size (inf if Newton alone converged: its limit) and residual
+    history."""
 
     load: float
     iterations: int
@@ -110,11 +118,22 @@ def static_residual(eq: Equilibrium, load: float):
 def _move(eq: Equilibrium, x, q) -> None:
     eq.x[:] = x
     eq.quat[:] = q / np.linalg.norm(q, axis=1)[:, None]
-    implicit._rotations(eq.quat, eq.rot)
+    implicit.rotations(eq.quat, eq.rot)
 
 
-def newton(eq: Equilibrium, load: float, max_iter: int):
-    """Static Newton from the current state; returns (converged, iterations, history). On
+@dataclass(frozen=True)
+class Attempt:
+    """Outcome of a static Newton solve: converged, iterations, relative residual history, and
+    whether it stopped at an equilibrium that is unstable (rejected)."""
+
+    converged: bool
+    iterations: int
+    history: tuple
+    unstable: bool = False
+
+
+def newton(eq: Equilibrium, load: float, max_iter: int) -> Attempt:
+    """Static Newton from the current state. On
     failure the state is restored. Under conservative loads, converging to an unstable
     equilibrium (a saddle: the tangent stiffness is not positive definite, e.g. the unbuckled
     branch past a bifurcation) counts as a failure, so that continuation finds the stable one.
@@ -129,17 +148,18 @@ def newton(eq: Equilibrium, load: float, max_iter: int):
         constraint = float(np.max(np.abs(np.where(eq.model.fixed, rows, 0.0)), initial=0.0))
         if not math.isfinite(rel):
             break
-        at_floor = norm <= floor and implicit._stalled(history)
-        if (rel <= eq.tol or at_floor) and constraint <= 1e-12 * s.length:
+        at_floor = norm <= floor and implicit.stalled(history)
+        if (rel <= eq.tol or at_floor) and constraint <= CONSTRAINT_TOL * s.length:
             if not eq.check_stability or s.positive_definite(sd, np.zeros((eq.model.n_nodes, 6))):
-                return True, it, tuple(history)
+                return Attempt(True, it, tuple(history))
             log.info("load %.6g: Newton reached an unstable equilibrium", load)
-            break
+            eq.x[:], eq.rot[:], eq.quat[:] = saved
+            return Attempt(False, it, tuple(history), unstable=True)
         if it == max_iter or rel > 1e8 * max(history[0], 1.0):
             break
         zero = np.zeros((eq.model.n_nodes, 6))
         try:
-            delta = implicit.splu(s.matrix(sd, zero)).solve(-rows.ravel()).reshape(-1, 6)
+            delta = splu(s.matrix(sd, zero)).solve(-rows.ravel()).reshape(-1, 6)
         except RuntimeError:
             break
         big = float(np.max(np.linalg.norm(delta[:, 3:], axis=1), initial=0.0))
@@ -148,7 +168,7 @@ def newton(eq: Equilibrium, load: float, max_iter: int):
         vr.configurations(sd, delta.astype(np.complex128), s.work)
         _move(eq, s.work.x1.real, s.work.q1.real)
     eq.x[:], eq.rot[:], eq.quat[:] = saved
-    return False, len(history) - 1, tuple(history)
+    return Attempt(False, len(history) - 1, tuple(history))
 
 
 def continuation(eq: Equilibrium, load: float, first_rel: float):
@@ -158,14 +178,22 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
     h = eq.h0
     rest = np.zeros((m.n_nodes, 6))
     prev = first_rel
-    iterations, cuts = 0, 0
+    iterations, cuts, stuck = 0, 0, 0
+    h_cap, last_unstable = math.inf, None
     history = [first_rel]
     for step in range(1, eq.max_steps + 1):
         sd = implicit.step_data(s, eq.x, eq.rot, eq.quat, rest, h, load, load, vr.DYNAMIC)
         _, _, reference, _, _ = static_residual(eq, load)
         xi = np.zeros((m.n_nodes, 6))
-        result, _ = s.newton(sd, xi, 1e-8, eq.max_iter, h * reference, limit=ROTATION_LIMIT)
+        result, _ = s.newton(sd, xi, PSEUDO_TOL, eq.max_iter, h * reference, limit=ROTATION_LIMIT)
         iterations += result.iterations
+        # under conservative loads a pseudo step must go downhill: its matrix (4/h^2) JJ + K
+        # positive definite; too large an h near a saddle acts like Newton and climbs to it
+        descent = (not result.converged or not eq.check_stability
+                   or s.positive_definite(sd, xi))
+        if not descent:
+            h_cap = h = 0.25 * h
+            continue
         if not result.converged:
             cuts += 1
             if cuts > MAX_CUTS:
@@ -189,18 +217,34 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
             raise NumericalError(f"equilibrium at load multiplier {load:.6g}: the pseudo-time "
                                  "iteration produced a non-finite state; use more "
                                  "solver.equilibrium.load_steps", time=load, step=step)
-        if rel <= eq.tol or rel < 1e-2 * first_rel or step % 10 == 0:
-            ok, its, hist = newton(eq, load, eq.max_iter)
-            iterations += its
-            if ok:
-                history.extend(hist[1:])
+        if rel <= eq.tol or rel < RETRY * first_rel or step % 10 == 0:
+            attempt = newton(eq, load, eq.max_iter)
+            iterations += attempt.iterations
+            if attempt.converged:
+                history.extend(attempt.history[1:])
                 return iterations, step, h, tuple(history)
+            if attempt.unstable:
+                # Newton climbed to a saddle from here; give up only if the descending pseudo
+                # steps no longer move the iterate either (a perfect, imperfection-free
+                # bifurcation: nothing picks a buckling mode)
+                moved = last_unstable is None or np.max(np.abs(eq.x - last_unstable)) > \
+                    MOVED_TOL * s.length
+                stuck = 0 if moved else stuck + 1
+                last_unstable = eq.x.copy()
+            if stuck >= STUCK_LIMIT:
+                raise NumericalError(
+                    f"equilibrium at load multiplier {load:.6g}: the only equilibrium found is "
+                    "unstable (its tangent stiffness is not positive definite), so the "
+                    "structure buckles or snaps here and the path cannot leave it by "
+                    "itself; add an imperfection (a small load or offset that picks the "
+                    "buckling mode), or use displacement control (prescribe)",
+                    time=load, step=step)  # fmt: skip
         # SER, but an easy step (few Newton iterations) doubles h even while the residual
         # stalls: the slow (soft) modes need large pseudo steps before the residual moves
         factor = math.sqrt(prev / rel) if rel > 0.0 else GROWTH[1]
         if result.iterations <= EASY:
             factor = max(factor, 2.0)
-        h *= min(max(factor, GROWTH[0]), GROWTH[1])
+        h = min(h * min(max(factor, GROWTH[0]), GROWTH[1]), h_cap)
         prev = rel
     raise NumericalError(f"equilibrium at load multiplier {load:.6g} not reached in "
                          f"{eq.max_steps} pseudo-time steps (relative residual {prev:.3g}, "
@@ -210,13 +254,13 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
 
 def solve_load_step(eq: Equilibrium, load: float) -> LoadStep:
     """Reach equilibrium at `load` from the current state."""
-    ok, its, history = newton(eq, load, eq.max_iter)
-    if ok:
+    first = newton(eq, load, eq.max_iter)
+    if first.converged:
         eq.load = load
-        return LoadStep(load, its, 0, history[-1], math.nan, history)
+        return LoadStep(load, first.iterations, 0, first.history[-1], math.inf, first.history)
     log.info("load %.6g: Newton alone did not converge (%d iterations); pseudo-transient "
-             "continuation from h = %.3g", load, its, eq.h0)
+             "continuation from h = %.3g", load, first.iterations, eq.h0)
     rel = static_residual(eq, load)[0]
     more, steps, h, hist = continuation(eq, load, rel)
     eq.load = load
-    return LoadStep(load, its + more, steps, hist[-1], h, history + hist)
+    return LoadStep(load, first.iterations + more, steps, hist[-1], h, first.history + hist)

@@ -79,6 +79,7 @@ def distance2_colouring(neigh: list[np.ndarray]) -> np.ndarray:
 
 
 def make_pattern(conn: np.ndarray, n_nodes: int) -> Pattern:
+    """Pattern of the node graph of elements conn (E,2) over n_nodes nodes."""
     neigh = node_neighbours(conn, n_nodes)
     indptr = np.zeros(n_nodes + 1, dtype=np.int64)
     indptr[1:] = np.cumsum([len(x) for x in neigh])
@@ -167,12 +168,23 @@ class Solver:
         sym = ((k + k.T) * 0.5).tocsr()
         if sym.shape[0] == 0:
             return True
-        order = reverse_cuthill_mckee(sym, symmetric_mode=True)
-        sym = sym[order][:, order].tocoo()
+        # Jacobi scaling (a congruence: definiteness is kept) brings axial, bending and
+        # rotational stiffnesses, many decades apart, to a unit diagonal; then unsupported
+        # rigid motions (zero eigenvalues: neutral, not unstable) pass Cholesky with a shift
+        # far below any physical stiffness
+        diag = sym.diagonal()
+        if np.any(diag < 0.0):
+            return False
+        scale = 1.0 / np.sqrt(np.maximum(diag, 1e-300 + 1e-12 * diag.max()))
+        sym = sp.diags(scale) @ sym @ sp.diags(scale)
+        order = reverse_cuthill_mckee(sym.tocsr(), symmetric_mode=True)
+        sym = sym.tocsr()[order][:, order].tocoo()
+        shift = 1e-10
         band = int(np.max(np.abs(sym.row - sym.col), initial=0))
         ab = np.zeros((band + 1, sym.shape[0]))
         lower = sym.row >= sym.col
         ab[(sym.row - sym.col)[lower], sym.col[lower]] = sym.data[lower]
+        ab[0] += shift
         try:
             cholesky_banded(ab, lower=True, check_finite=False)
         except np.linalg.LinAlgError:
@@ -193,7 +205,7 @@ class Solver:
             history.append(norm)
             if not math.isfinite(norm):
                 return Newton(it, norm, reference, tuple(history), False), post
-            if norm <= tol * reference or (norm <= floor and _stalled(history)):
+            if norm <= tol * reference or (norm <= floor and stalled(history)):
                 return Newton(it, norm, reference, tuple(history), True), post
             if it == max_iter:
                 break
@@ -212,12 +224,13 @@ class Solver:
         return Newton(max_iter, history[-1], reference, tuple(history), False), post
 
 
-def _stalled(history) -> bool:
+def stalled(history) -> bool:
     """The last Newton iteration gained less than a factor 10: round-off has been reached."""
     return len(history) >= 2 and history[-1] > 0.1 * history[-2]
 
 
 def make_solver(model: Model, group: str) -> Solver:
+    """Solver of a model on group SO3xR3 | SE3: sparse pattern, colouring, scratch, scales."""
     if group not in GROUPS:
         raise ValueError(f"group must be one of {sorted(GROUPS)}, got {group!r}")
     extent = np.ptp(model.x0, axis=0) if model.n_nodes else np.zeros(3)
@@ -332,6 +345,7 @@ def body_momenta(rot, p, pi, se3, mom):
 
 @kernel
 def quaternions(rot, quat):
+    """quat (N,4) = Spurrier quaternions of rot (N,3,3)."""
     for a in range(rot.shape[0]):
         q = so3.quat_from_matrix(so3.mat_at(rot, a))
         for k in range(4):
@@ -389,7 +403,8 @@ def start(model: Model, dt: float, *, group: str = "SO3xR3", state: StateArrays,
     mom = np.empty((model.n_nodes, 6))
     body_momenta(state.rot, state.p, state.pi, solver.se3, mom)
     xi = np.zeros((model.n_nodes, 6))
-    xi[:, :3] = mom[:, :3] / model.mass[:, None]
+    heavy = model.mass > 0.0
+    xi[heavy, :3] = mom[heavy, :3] / model.mass[heavy, None]
     for a in range(model.n_nodes):
         if np.any(mom[a, 3:]):
             xi[a, 3:] = np.linalg.lstsq(model.inertia[a], mom[a, 3:], rcond=None)[0]
@@ -412,6 +427,7 @@ def take_step(run: Implicit) -> Newton:
     # reference: the momenta and the impulse of the forces over the step
     static = step_data(s, x, rot, quat, mom, 1.0, t + 0.5 * h, t + h, vr.STATIC)
     forces, _ = s.residual(static, np.zeros_like(run.xi))
+    forces[m.fixed] = 0.0  # constraint rows there (lengths), not forces
     reference = max(weighted_norm(mom, s.length), abs(h) * weighted_norm(forces, s.length),
                     1e-300)
     xi = run.xi.copy()
@@ -422,14 +438,15 @@ def take_step(run: Implicit) -> Newton:
     st.x[:] = w.x1.real
     q = w.q1.real
     run.quat[:] = q / np.linalg.norm(q, axis=1)[:, None]
-    _rotations(run.quat, st.rot)
+    rotations(run.quat, st.rot)
     _momenta_after(rot, xi, post, h, s.se3, m.fixed, st.p, st.pi)
     run.xi[:] = xi
     return result
 
 
 @kernel
-def _rotations(quat, rot):
+def rotations(quat, rot):
+    """rot (N,3,3) = rotation matrices of the unit quaternions quat (N,4)."""
     for a in range(quat.shape[0]):
         r = so3.matrix_from_quat((quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3]))
         for i in range(3):
@@ -451,5 +468,5 @@ def advance(run: Implicit, n_steps: int) -> None:
                 f"{run.dt:.6g}), or raise solver.newton.max_iter", time=run.time, step=run.step)
         run.step += 1
         run.max_iterations = max(run.max_iterations, result.iterations)
-        run.residual = result.residual
+        run.residual = max(run.residual, result.residual / result.reference)
     _energies(run)

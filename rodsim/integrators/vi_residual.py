@@ -183,8 +183,7 @@ def _node_balance(m, sd, xi, w, a, se3):
     # right-trivialised gradient at g_bar (minus the force), plus mass-proportional damping
     g_w = so3.scale(-1.0, so3.matTvec(rb, tau))
     g_v = so3.scale(-1.0, so3.matTvec(rb, f) if se3 else f)
-    if m.alpha > 0.0:
-        g_w = so3.add(g_w, so3.scale(m.alpha, so3.matvec(inertia, omg)))
+    if m.alpha > 0.0:  # nodal force -alpha m v, as in the explicit scheme (INTERFACE.md)
         g_v = so3.add(g_v, so3.scale(m.alpha * mass, v))
     mu_w, mu_v = cayley.dtau_inv_transpose(p_w, p_v, so3.matvec(inertia, omg),
                                            so3.scale(mass, v), se3)  # fmt: skip

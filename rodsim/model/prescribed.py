@@ -8,6 +8,7 @@ prescribed nodes for output are those of the last step (:func:`prescribed_veloci
 their momenta stay zero.
 """
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -117,3 +118,22 @@ def prescribed_velocities(pa: PrescribedArrays, t: float, dt: float, v, omega) -
             v[pa.node[k]] = np.where(pa.translate[k], rate * pa.u[k], v[pa.node[k]])
         if pa.rotate[k]:
             omega[pa.node[k]] = rate * pa.theta[k]
+
+
+@kernel
+def largest_rotation_step(pa, times):
+    """Largest angle (rad) a prescribed rotation turns between consecutive times (sorted
+    (n,) array): |f(t_i) - f(t_i-1)| |theta| over the entries and steps."""
+    largest = 0.0
+    for k in range(pa.node.shape[0]):
+        if not pa.rotate[k]:
+            continue
+        size = math.sqrt(pa.theta[k, 0] ** 2 + pa.theta[k, 1] ** 2 + pa.theta[k, 2] ** 2)
+        prev = timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
+                                        pa.tf[k], times[0])  # fmt: skip
+        for i in range(1, times.shape[0]):
+            f = timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
+                                         pa.tf[k], times[i])  # fmt: skip
+            largest = max(largest, abs(f - prev) * size)
+            prev = f
+    return largest

@@ -80,11 +80,17 @@ DESCRIPTIONS = {
     "energy/total": "kinetic + internal + external",
     "momentum/linear": "total linear momentum",
     "momentum/angular": "total angular momentum about the origin",
-    "solver/dt": "time step",
+    "solver/dt": "time step; equilibrium: the last pseudo-time step of the load step (inf "
+                 "when Newton alone converged)",
     "solver/iterations": "explicit: largest nodal rotation-solve iteration count since the "
-                         "previous frame",
+                         "previous frame; implicit: largest Newton iteration count of the "
+                         "steps since the previous frame; equilibrium: Newton iterations of "
+                         "the load step",
     "solver/residual": "explicit: NaN (no global residual; local solves converge to "
-                       "solver.rotation_tol)",
+                       "solver.rotation_tol); implicit: largest final Newton residual of the "
+                       "steps since the previous frame, relative to the step's momenta and "
+                       "impulse; equilibrium: final residual relative to loads plus "
+                       "reactions",
 }
 
 
