@@ -64,3 +64,23 @@ def rotation_error(r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
     """Angle of r1^T r2 per node."""
     c = (np.einsum("nji,nji->n", r1, r2) - 1.0) / 2.0
     return np.arccos(np.clip(c, -1.0, 1.0))
+
+
+def plate_strip(n1: int, n2: int, length: float = 12.0, width: float = 1.0, triangles=False):
+    """(points, frames, conn, index) of a flat rectangular plate mesh in the xy-plane, quads
+    (or each quad split into two triangles), frames d1 = x, d2 = y, d3 = z."""
+    xs, ys = np.linspace(0, length, n1 + 1), np.linspace(0, width, n2 + 1)
+    gx, gy = np.meshgrid(xs, ys, indexing="ij")
+    points = np.c_[gx.ravel(), gy.ravel(), np.zeros(gx.size)]
+
+    def index(i, j):
+        return i * (n2 + 1) + j
+
+    quads = [[index(i, j), index(i + 1, j), index(i + 1, j + 1), index(i, j + 1)]
+             for i in range(n1) for j in range(n2)]  # fmt: skip
+    if triangles:
+        conn = [t for a, b, c, d in quads for t in ([a, b, c, c], [a, c, d, d])]
+    else:
+        conn = quads
+    frames = np.repeat(np.eye(3)[None], len(points), axis=0)
+    return points, frames, np.array(conn, dtype=np.int64), index

@@ -71,7 +71,7 @@ class Explicit:
     def arrays(self) -> ModelArrays:
         m = self.model
         return ModelArrays(m.rods, m.loads, m.mass, m.inertia, m.fixed, m.rot0, m.x0,
-                           m.prescribed, m.beta, m.alpha)
+                           m.prescribed, m.beta, m.alpha, m.plates)
 
     def diagnostics(self) -> Diagnostics:
         return diagnostics(self.model, self.state, self.internal, self.external)

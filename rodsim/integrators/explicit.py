@@ -42,7 +42,9 @@ from rodsim.integrators.lavi import (
 )
 from rodsim.jit import kernel
 from rodsim.lie import so3
-from rodsim.model.loads import external_forces
+from rodsim.model.loads import external_forces, plate_pressure
+from rodsim.model.plate_kernels import assemble_plate_forces
+from rodsim.model.plate_viscous import plate_damping_forces
 from rodsim.model.prescribed import impose
 from rodsim.model.rod import assemble_forces, assemble_forces_parallel, node_quaternions
 from rodsim.model.rod_viscous import damping_forces
@@ -76,6 +78,7 @@ class ModelArrays(NamedTuple):
     prescribed: object
     beta: float
     alpha: float
+    plates: object
 
 
 class StateArrays(NamedTuple):
@@ -449,6 +452,9 @@ def compute_forces(m, s, w, t, parallel):
     else:
         node_quaternions(s.rot, w.quat, 0, s.x.shape[0])
         u = assemble_forces(m.rods, s.x, s.rot, w.quat, s.f, s.tau)
+    if m.plates.conn.shape[0] > 0:
+        u += assemble_plate_forces(m.plates, s.x, s.rot, s.f, s.tau)
+        plate_pressure(m.loads, m.plates, t, s.x, s.rot, s.f)
     v = external_forces(m.loads, t, s.x, s.rot, m.rot0, m.mass, s.f, s.tau)
     if m.beta > 0.0 or m.alpha > 0.0:
         # Lagrange-d'Alembert forces from the current momenta (in the step: p at n + 1/2,
@@ -459,6 +465,7 @@ def compute_forces(m, s, w, t, parallel):
         nodal_velocities(m.mass, m.inertia, s.rot, s.p, s.pi, w.vel, w.omg)
         if m.beta > 0.0:
             damping_forces(m.rods, s.x, s.rot, w.quat, w.vel, w.omg, m.beta, s.f, s.tau)
+            plate_damping_forces(m.plates, s.x, s.rot, w.vel, w.omg, m.beta, s.f, s.tau)
         if m.alpha > 0.0:
             for a in range(s.x.shape[0]):
                 for k in range(3):

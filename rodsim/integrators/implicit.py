@@ -25,6 +25,7 @@ from rodsim.lie import so3
 from rodsim.model import loads as loadmod
 from rodsim.model import rod, rod_viscous
 from rodsim.model.assembly import Model
+from rodsim.model.plate_kernels import assemble_plate_forces, plate_strains
 from rodsim.model.prescribed import impose
 from rodsim.model.timefunc import evaluate_packed
 
@@ -133,7 +134,7 @@ class Solver:
     def arrays(self) -> ModelArrays:
         m = self.model
         return ModelArrays(m.rods, m.loads, m.mass, m.inertia, m.fixed, m.rot0, m.x0,
-                           m.prescribed, m.beta, m.alpha)
+                           m.prescribed, m.beta, m.alpha, m.plates)
 
     def residual(self, sd: vr.StepData, xi: np.ndarray):
         """(rows (N,6) float, post (N,6) float) at xi."""
@@ -235,10 +236,22 @@ def make_solver(model: Model, group: str) -> Solver:
         raise ValueError(f"group must be one of {sorted(GROUPS)}, got {group!r}")
     extent = np.ptp(model.x0, axis=0) if model.n_nodes else np.zeros(3)
     length = float(np.linalg.norm(extent)) or 1.0
-    pattern = make_pattern(model.rods.conn, model.n_nodes)
+    pattern = make_pattern(coupled_pairs(model), model.n_nodes)
     n_blocks = len(pattern.indices)
     return Solver(model, int(group == "SE3"), pattern, length, roundoff_floor(model, length),
-                  vr.make_work(model.n_nodes, model.n_elements), np.zeros((n_blocks, 6, 6)))
+                  vr.make_work(model.n_nodes, model.n_elements, model.n_plates),
+                  np.zeros((n_blocks, 6, 6)))
+
+
+def coupled_pairs(model: Model) -> np.ndarray:
+    """(M,2) node pairs coupled by an element: the rods' ends and every pair of a plate's
+    corners."""
+    pairs = [model.rods.conn]
+    pc = model.plates.conn
+    for i in range(4):
+        for j in range(i + 1, 4):
+            pairs.append(pc[:, [i, j]])
+    return np.ascontiguousarray(np.concatenate(pairs).reshape(-1, 2), dtype=np.int64)
 
 
 def roundoff_floor(model: Model, length: float) -> float:
@@ -246,13 +259,21 @@ def roundoff_floor(model: Model, length: float) -> float:
     errors ~ eps |x| / h_e (differences of coordinates of size |x|), so its forces errors
     ~ eps C |x| / h_e; summed in quadrature over the nodes, with a safety factor of 10.
     Newton stops below it only once the residual stops falling."""
-    rods = model.rods
-    if rods.conn.shape[0] == 0:
+    rods, plates = model.rods, model.plates
+    if rods.conn.shape[0] + plates.conn.shape[0] == 0:
         return 0.0
     size = float(np.max(np.abs(model.x0))) + length
-    per_element = (rods.c1.max(axis=1) * size + rods.c2.max(axis=1) / length) / rods.length
+    per_element = [0.0]
+    if rods.conn.shape[0]:
+        per_element.append(np.max((rods.c1.max(axis=1) * size + rods.c2.max(axis=1) / length)
+                                  / rods.length))
+    if plates.conn.shape[0]:  # membrane resultants (force/length) over the element size
+        a = np.abs(plates.a_mat).max(axis=(1, 2))
+        d = np.abs(plates.d_mat).max(axis=(1, 2))
+        # nodal forces ~ A eps h_e with strain errors ~ eps |x| / h_e: A eps |x|
+        per_element.append(np.max(a * size + d / length))
     eps = np.finfo(float).eps
-    return float(10.0 * eps * math.sqrt(model.n_nodes) * per_element.max())
+    return float(10.0 * eps * math.sqrt(model.n_nodes) * max(per_element))
 
 
 @kernel
@@ -287,13 +308,18 @@ def step_data(solver: Solver, x, rot, quat, mom, h: float, t_load: float, t_targ
     m = solver.model
     n, e = m.n_nodes, m.n_elements
     gamma, omega = np.zeros((e, 3)), np.zeros((e, 3))
+    npl = m.n_plates
+    p_eps, p_kap = np.zeros((npl, 4, 3)), np.zeros((npl, 4, 3))
+    p_gam, p_drl = np.zeros((npl, 4, 2)), np.zeros((npl, 4))
     if mode == vr.DYNAMIC and m.beta > 0.0:
         rod_viscous.element_strains(m.rods, x, rot, quat, gamma, omega)
+        if npl:
+            plate_strains(m.plates, x, rot, p_eps, p_kap, p_gam, p_drl)
     target_x, target_rot = np.empty((n, 3)), np.empty((n, 3))
     flags = np.zeros(n, dtype=np.int64)
     prescribed_targets(m.prescribed, t_target, m.x0, m.rot0, x, rot, target_x, target_rot, flags)
     return vr.StepData(x, rot, quat, mom, gamma, omega, target_x, target_rot, flags, float(h),
-                       float(t_load), int(mode), solver.se3)  # fmt: skip
+                       float(t_load), int(mode), solver.se3, p_eps, p_kap, p_gam, p_drl)
 
 
 def applied_norm(solver: Solver, x, rot, t: float) -> float:
@@ -301,6 +327,7 @@ def applied_norm(solver: Solver, x, rot, t: float) -> float:
     m = solver.model
     f, tau = np.zeros_like(x), np.zeros_like(x)
     loadmod.external_forces(m.loads, t, x, rot, m.rot0, m.mass, f, tau)
+    loadmod.plate_pressure(m.loads, m.plates, t, x, rot, f)
     return weighted_norm(np.hstack([f, tau]), solver.length)
 
 
@@ -387,6 +414,8 @@ def _energies(run) -> None:
     m, st = run.model, run.state
     f, tau = np.zeros_like(st.x), np.zeros_like(st.x)
     run.internal = rod.internal_forces(m.rods, st.x, st.rot, f, tau)
+    if m.n_plates:
+        run.internal += assemble_plate_forces(m.plates, st.x, st.rot, f, tau)
     run.external = loadmod.external_forces(m.loads, run.time, st.x, st.rot, m.rot0, m.mass, f,
                                            tau)  # fmt: skip
 

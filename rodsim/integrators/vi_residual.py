@@ -26,7 +26,7 @@ from rodsim.integrators import cayley
 from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model import loads as loadmod
-from rodsim.model import rod, rod_viscous
+from rodsim.model import plate_kernels, plate_viscous, rod, rod_viscous
 
 DYNAMIC = 0
 STATIC = 1
@@ -40,7 +40,8 @@ class StepData(NamedTuple):
     first; gamma, omega (E,3) strains at g_k (damping); target_x (N,3) supported positions at
     k+1; target_rot (N,3) body Cayley increment to the prescribed rotation at k+1;
     rot_prescribed (N,) int64; h the step, t the load time (midpoint time in dynamics, the
-    load multiplier in statics); mode DYNAMIC | STATIC; se3 0 | 1.
+    load multiplier in statics); mode DYNAMIC | STATIC; se3 0 | 1; p_eps, p_kappa (P,4,3),
+    p_gamma (P,4,2), p_drill (P,4) the plates' strains at g_k (damping).
     """
 
     x: np.ndarray
@@ -56,12 +57,17 @@ class StepData(NamedTuple):
     t: float
     mode: int
     se3: int
+    p_eps: np.ndarray
+    p_kappa: np.ndarray
+    p_gamma: np.ndarray
+    p_drill: np.ndarray
 
 
 class Work(NamedTuple):
     """complex128 scratch: trial/midpoint configuration xb (N,3), rb (N,3,3), qb (N,4); end
     configuration x1, r1, q1; forces f, tau (N,3); strains g1, o1 and viscous resultants
-    nd, md (E,3); reaction (N,6)."""
+    nd, md (E,3); reaction (N,6); plates: strains at k+1 pe, pk (P,4,3), pg (P,4,2), pd (P,4)
+    and viscous resultants pn, pm, pq, pr of the same shapes."""
 
     xb: np.ndarray
     rb: np.ndarray
@@ -76,16 +82,29 @@ class Work(NamedTuple):
     nd: np.ndarray
     md: np.ndarray
     reaction: np.ndarray
+    pe: np.ndarray
+    pk: np.ndarray
+    pg: np.ndarray
+    pd: np.ndarray
+    pn: np.ndarray
+    pm: np.ndarray
+    pq: np.ndarray
+    pr: np.ndarray
 
 
-def make_work(n_nodes: int, n_elements: int) -> Work:
+def make_work(n_nodes: int, n_elements: int, n_plates: int = 0) -> Work:
+    """complex128 scratch for a model of n_nodes nodes, n_elements rods and n_plates plates."""
     c = np.complex128
+    p = n_plates
     return Work(
         np.zeros((n_nodes, 3), c), np.zeros((n_nodes, 3, 3), c), np.zeros((n_nodes, 4), c),
         np.zeros((n_nodes, 3), c), np.zeros((n_nodes, 3, 3), c), np.zeros((n_nodes, 4), c),
         np.zeros((n_nodes, 3), c), np.zeros((n_nodes, 3), c), np.zeros((n_elements, 3), c),
         np.zeros((n_elements, 3), c), np.zeros((n_elements, 3), c),
         np.zeros((n_elements, 3), c), np.zeros((n_nodes, 6), c),
+        np.zeros((p, 4, 3), c), np.zeros((p, 4, 3), c), np.zeros((p, 4, 2), c),
+        np.zeros((p, 4), c), np.zeros((p, 4, 3), c), np.zeros((p, 4, 3), c),
+        np.zeros((p, 4, 2), c), np.zeros((p, 4), c),
     )  # fmt: skip
 
 
@@ -162,6 +181,25 @@ def forces(m, sd, w):
                 w.nd[e, k] = c * el.c1[e, k] * (w.g1[e, k] - sd.gamma[e, k])
                 w.md[e, k] = c * el.c2[e, k] * (w.o1[e, k] - sd.omega[e, k])
         rod_viscous.resultant_forces(el, w.xb, w.rb, w.qb, w.nd, w.md, w.f, w.tau)
+    pl = m.plates
+    if pl.conn.shape[0] > 0:
+        plate_kernels.assemble_plate_forces(pl, w.xb, w.rb, w.f, w.tau)
+        loadmod.plate_pressure(m.loads, pl, sd.t, w.xb, w.rb, w.f)
+        if sd.mode == DYNAMIC and m.beta > 0.0:
+            plate_kernels.plate_strains(pl, w.x1, w.r1, w.pe, w.pk, w.pg, w.pd)
+            c = 1.0 / sd.h
+            for e in range(pl.conn.shape[0]):
+                for s in range(4):
+                    for k in range(3):
+                        w.pe[e, s, k] = c * (w.pe[e, s, k] - sd.p_eps[e, s, k])
+                        w.pk[e, s, k] = c * (w.pk[e, s, k] - sd.p_kappa[e, s, k])
+                    for k in range(2):
+                        w.pg[e, s, k] = c * (w.pg[e, s, k] - sd.p_gamma[e, s, k])
+                    w.pd[e, s] = c * (w.pd[e, s] - sd.p_drill[e, s])
+            plate_viscous.viscous_resultants(pl, m.beta, w.pe, w.pk, w.pg, w.pd, w.pn, w.pm,
+                                             w.pq, w.pr)  # fmt: skip
+            plate_kernels.plate_resultant_forces(pl, w.xb, w.rb, w.pn, w.pm, w.pq, w.pr, w.f,
+                                                 w.tau)  # fmt: skip
     loadmod.external_forces(m.loads, sd.t, w.xb, w.rb, m.rot0, m.mass, w.f, w.tau)
 
 

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rodsim.model import timefunc
-from rodsim.model.loads import Gravity, LoadArrays, NodalLoad, load_kinks, pack_loads
+from rodsim.model.loads import (
+    Gravity,
+    LoadArrays,
+    NodalLoad,
+    Pressure,
+    load_kinks,
+    pack_loads,
+)
+from rodsim.model.plate import PlateElements, lumped_plate_inertia, make_plates
 from rodsim.model.prescribed import (
     Prescribed,
     PrescribedArrays,
@@ -23,6 +31,8 @@ from rodsim.model.rod import RodElements, make_elements
 from rodsim.model.sections import RodSection
 
 DOF_NAMES = ("ux", "uy", "uz", "rx", "ry", "rz")
+NO_PLATES = make_plates(np.zeros((0, 4), dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)),
+                        1.0, 0.0, 1.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -44,7 +54,7 @@ class Model:
     fixed (N,6) bool for (ux, uy, uz, rx, ry, rz) in global axes (prescribed dofs included);
     loads and prescribed motions packed for kernels; kinks: times where a load or prescribed
     history is not smooth; beta (time) strain-rate and alpha (1/time) mass-proportional
-    damping coefficients.
+    damping coefficients; plates: plate elements (none: conn (0,4)).
     """
 
     x0: np.ndarray
@@ -60,6 +70,7 @@ class Model:
     prescribed: PrescribedArrays = pack_prescribed(())
     beta: float = 0.0
     alpha: float = 0.0
+    plates: PlateElements = NO_PLATES
 
     @property
     def n_nodes(self) -> int:
@@ -68,6 +79,10 @@ class Model:
     @property
     def n_elements(self) -> int:
         return self.rods.conn.shape[0]
+
+    @property
+    def n_plates(self) -> int:
+        return self.plates.conn.shape[0]
 
 
 def lumped_inertia(conn, length, rot0, rho_a, rho_i, n_nodes, offset=None):
@@ -103,11 +118,15 @@ def build_model(
     end_frames=None,
     prescribed: Sequence[Prescribed] = (),
     damping: tuple[float, float] = (0.0, 0.0),
+    plates: PlateElements | None = None,
+    pressures: Sequence[Pressure] = (),
 ) -> Model:
     """Assemble a Model. ``sections`` is one RodSection or one per element; ``fixed`` is None
     or an (N,6) boolean array; ``end_frames`` (E,2,3,3) the reference section frames at the
     element ends where they differ from the nodal frames ``rot0`` (corners of frames);
-    ``damping`` (beta, alpha): viscous resultants beta C dstrain/dt and nodal forces -alpha m v."""
+    ``damping`` (beta, alpha): viscous resultants beta C dstrain/dt and nodal forces -alpha m v;
+    ``plates`` plate elements on the same nodes (their nodes' frames rot0 must be the plates'
+    reference frames: d3 the director), ``pressures`` follower pressures on them."""
     x0 = np.ascontiguousarray(x0, dtype=np.float64)
     rot0 = np.ascontiguousarray(rot0, dtype=np.float64)
     conn = np.ascontiguousarray(conn, dtype=np.int64).reshape(-1, 2)
@@ -121,6 +140,11 @@ def build_model(
     rho_i = np.array([[s.rhoJ, s.rhoI2, s.rhoI3] for s in per_element], dtype=float).reshape(ne, 3)
     rods = make_elements(conn, x0, rot0, c1, c2, end_frames)
     mass, inertia = lumped_inertia(conn, rods.length, rot0, rho_a, rho_i, n, rods.offset)
+    plates = NO_PLATES if plates is None else plates
+    if plates.conn.shape[0]:
+        m_p, j_p = lumped_plate_inertia(plates, n_nodes=n)
+        mass += m_p
+        inertia += j_p
     for pm in point_masses:
         nodes = np.asarray(pm.nodes, dtype=np.int64).ravel()
         j = np.asarray(pm.inertia, dtype=float).reshape(3, 3)
@@ -130,7 +154,7 @@ def build_model(
     if fixed is None:
         fixed = np.zeros((n, 6), dtype=bool)
     fixed = np.ascontiguousarray(fixed, dtype=bool).reshape(n, 6) | prescribed_dofs(prescribed, n)
-    kinks = [load_kinks(loads, gravity)] + [timefunc.kinks(p.time) for p in prescribed]
+    kinks = [load_kinks(loads, gravity, pressures)] + [timefunc.kinks(p.time) for p in prescribed]
     return Model(
         x0=x0,
         rot0=rot0,
@@ -140,9 +164,10 @@ def build_model(
         mass=mass,
         inertia=inertia,
         fixed=fixed,
-        loads=pack_loads(loads, gravity),
+        loads=pack_loads(loads, gravity, pressures),
         kinks=np.unique(np.concatenate(kinks)),
         prescribed=pack_prescribed(prescribed),
         beta=float(damping[0]),
         alpha=float(damping[1]),
+        plates=plates,
     )

@@ -14,6 +14,7 @@ import numpy as np
 
 from rodsim.jit import kernel
 from rodsim.model import timefunc
+from rodsim.model.plate_kernels import pressure_forces
 from rodsim.model.timefunc import TimeFunction
 
 
@@ -25,6 +26,16 @@ class NodalLoad:
     force: tuple[float, float, float] = (0.0, 0.0, 0.0)
     moment: tuple[float, float, float] = (0.0, 0.0, 0.0)
     follower: bool = False
+    time: TimeFunction = timefunc.constant(1.0)
+
+
+@dataclass(frozen=True)
+class Pressure:
+    """Follower pressure p on plate ``elements``, along the current director side (see
+    rodsim.model.plate_kernels.pressure_forces), scaled by the time function."""
+
+    elements: np.ndarray
+    value: float
     time: TimeFunction = timefunc.constant(1.0)
 
 
@@ -52,9 +63,13 @@ class LoadArrays(NamedTuple):
     tf_params: np.ndarray
     tf_tables: np.ndarray
     tf_offsets: np.ndarray
+    pressure_el: np.ndarray
+    pressure: np.ndarray
+    pressure_tf: np.ndarray
 
 
-def pack_loads(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = ()) -> LoadArrays:
+def pack_loads(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = (),
+               pressures: Sequence[Pressure] = ()) -> LoadArrays:
     """Flatten load specifications into LoadArrays (several gravity entries add up; they must
     then share one time function, otherwise a ValueError is raised)."""
     functions: list[TimeFunction] = [timefunc.constant(1.0)]
@@ -76,6 +91,13 @@ def pack_loads(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = ()) -> L
         g += np.asarray(grav.g, dtype=float)
         functions.append(grav.time)
         g_tf = len(functions) - 1
+    p_el, p_val, p_tf = [], [], []
+    for pr in pressures:
+        functions.append(pr.time)
+        for e in np.asarray(pr.elements, dtype=np.int64).ravel():
+            p_el.append(e)
+            p_val.append(float(pr.value))
+            p_tf.append(len(functions) - 1)
     kinds, params, tables, offsets = timefunc.pack(functions)
     k = len(node)
     return LoadArrays(
@@ -90,6 +112,9 @@ def pack_loads(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = ()) -> L
         tf_params=params,
         tf_tables=tables,
         tf_offsets=offsets,
+        pressure_el=np.asarray(p_el, dtype=np.int64),
+        pressure=np.asarray(p_val, dtype=np.float64),
+        pressure_tf=np.asarray(p_tf, dtype=np.int64),
     )
 
 
@@ -144,7 +169,19 @@ def external_forces(ld, t, x, rot, rot0, mass, f, tau):
     return potential
 
 
-def load_kinks(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = ()) -> np.ndarray:
+@kernel
+def plate_pressure(ld, pl, t, x, rot, f):
+    """Add the follower pressure loads at time t on the plates pl to f (N,3) (generic)."""
+    if ld.pressure_el.shape[0] == 0:
+        return
+    p = np.zeros(pl.conn.shape[0])
+    for k in range(ld.pressure_el.shape[0]):
+        p[ld.pressure_el[k]] += ld.pressure[k] * _multiplier(ld, ld.pressure_tf[k], t)
+    pressure_forces(pl, x, rot, p + 0.0 * x[0, 0], f)
+
+
+def load_kinks(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = (),
+               pressures: Sequence[Pressure] = ()) -> np.ndarray:
     """Sorted times where some load history is not smooth (to place time steps on)."""
-    times = [timefunc.kinks(item.time) for item in (*loads, *gravity)]
+    times = [timefunc.kinks(item.time) for item in (*loads, *gravity, *pressures)]
     return np.unique(np.concatenate(times)) if times else np.zeros(0)
