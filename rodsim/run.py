@@ -22,7 +22,8 @@ from rodsim.integrators import dynamics, equilibrium, implicit
 from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.integrators.stable_step import stable_step
 from rodsim.lie.arrays import relative_quaternions
-from rodsim.model.loads import external_forces
+from rodsim.model.loads import external_forces, plate_pressure
+from rodsim.model.plate import assemble_plate_forces
 from rodsim.model.prescribed import largest_rotation_step, prescribed_velocities
 from rodsim.model.rod import element_fields, internal_forces
 from rodsim.writers.frame import Frame
@@ -245,6 +246,9 @@ def support_reactions(model, x, rot, t: float) -> tuple[np.ndarray, np.ndarray]:
     carry no momentum)."""
     f, tau = np.zeros_like(x), np.zeros_like(x)
     internal_forces(model.rods, x, rot, f, tau)
+    if model.n_plates:
+        assemble_plate_forces(model.plates, x, rot, f, tau)
+        plate_pressure(model.loads, model.plates, t, x, rot, f)
     external_forces(model.loads, t, x, rot, model.rot0, model.mass, f, tau)
     return np.where(model.fixed[:, :3], -f, 0.0), np.where(model.fixed[:, 3:], -tau, 0.0)
 
@@ -258,6 +262,9 @@ def equilibrium_frame(eq, step: equilibrium.LoadStep | None) -> Frame:
     relative_quaternions(eq.rot, model.rot0, quat)
     gamma, kappa, force, moment = (np.empty((e, 3)) for _ in range(4))
     internal = element_fields(model.rods, eq.x, eq.rot, gamma, kappa, force, moment)
+    if model.n_plates:
+        internal += assemble_plate_forces(model.plates, eq.x, eq.rot, np.zeros((n, 3)),
+                                          np.zeros((n, 3)))
     f, tau = np.zeros((n, 3)), np.zeros((n, 3))
     external = external_forces(model.loads, eq.load, eq.x, eq.rot, model.rot0, model.mass, f,
                                tau)  # fmt: skip

@@ -12,11 +12,12 @@ import numpy as np
 from rodsim.case.load import Case
 from rodsim.case.schema import render, within
 from rodsim.case.v1 import DOFS
-from rodsim.errors import CaseError, Unavailable
+from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh, build_mesh, unknown_set_message
 from rodsim.model import timefunc
 from rodsim.model.assembly import Model, PointMass, build_model
-from rodsim.model.loads import Gravity, NodalLoad
+from rodsim.model.loads import Gravity, NodalLoad, Pressure
+from rodsim.model.plate import make_plates
 from rodsim.model.prescribed import Prescribed
 from rodsim.model.sections import RodSection, section_from_material, section_from_resultants
 
@@ -79,6 +80,74 @@ def _part_section_key(mesh: Mesh, data: dict, e: int):
     return ("mesh", i, "sections", cell_set) if cell_set is not None else ("mesh", i, "section")
 
 
+def plate_node_frames(points, frames, plates) -> np.ndarray:
+    """Nodal frames with, at every plate node, d3 = the mean (area-weighted) reference normal
+    of the plates around it (a smooth director field over a faceted shell), d1 = the node's
+    given d1 projected on that plane, d2 = d3 x d1. Rods there keep their own section frames
+    through their end offsets (RodElements)."""
+    out = np.array(frames, dtype=float, copy=True)
+    if len(plates) == 0:
+        return out
+    p = points[plates]
+    # quads: the diagonals' cross product is twice the vector area; triangles: the edges'
+    normal = np.cross(p[:, 2] - p[:, 0], p[:, 3] - p[:, 1])
+    tri = plates[:, 3] == plates[:, 2]
+    normal[tri] = np.cross(p[tri, 1] - p[tri, 0], p[tri, 2] - p[tri, 0])
+    acc = np.zeros_like(points)
+    for c in range(4):
+        on = ~tri if c == 3 else np.ones(len(plates), dtype=bool)
+        np.add.at(acc, plates[on, c], normal[on])
+    nodes = np.unique(plates)
+    d3 = acc[nodes] / np.linalg.norm(acc[nodes], axis=1)[:, None]
+    d1 = out[nodes, :, 0] - np.sum(out[nodes, :, 0] * d3, axis=1)[:, None] * d3
+    weak = np.linalg.norm(d1, axis=1) < 1e-6
+    d1[weak] = out[nodes[weak], :, 1]  # d1 along the normal: take d2 instead
+    d1 = d1 - np.sum(d1 * d3, axis=1)[:, None] * d3
+    d1 /= np.linalg.norm(d1, axis=1)[:, None]
+    out[nodes] = np.stack([d1, np.cross(d3, d1), d3], axis=2)
+    return out
+
+
+def _plates(mesh: Mesh, data: dict):
+    """(PlateElements or None, nodal frames) of the mesh's plate cells."""
+    n_plates = getattr(mesh, "n_plates", 0)
+    if n_plates == 0:
+        return None, mesh.frames
+    values = {k: np.zeros(n_plates) for k in ("E", "nu", "rho", "h", "k")}
+    for s in np.unique(mesh.plate_section):
+        name = mesh.section_names[s]
+        where = np.flatnonzero(mesh.plate_section == s)
+        key = ("mesh", int(mesh.plate_part[where[0]]))
+        if name not in data["sections"]:
+            raise CaseError(f"unknown section {name!r} (sections: "
+                            f"{', '.join(data['sections']) or 'none'})", key=render(key))
+        spec = data["sections"][name]
+        if spec["type"] != "plate":
+            raise CaseError(f"section {name!r} is a {spec['type']} section; plate elements "
+                            "need type: plate", key=render(key))
+        m = spec["material"]
+        for k, v in (("E", m["E"]), ("nu", m["nu"]), ("rho", m["rho"]),
+                     ("h", spec["thickness"]), ("k", spec["shear_factor"])):
+            values[k][where] = v
+    frames = plate_node_frames(mesh.points, mesh.frames, mesh.plates)
+    try:
+        plates = make_plates(mesh.plates, mesh.points, frames, values["E"], values["nu"],
+                             values["h"], values["rho"], shear_factor=values["k"])
+    except ValueError as exc:
+        raise CaseError(f"a plate element cannot be used: {exc}", key="mesh") from None
+    return plates, frames
+
+
+def _plates_within(mesh: Mesh, nodes: np.ndarray, path) -> np.ndarray:
+    """Plate elements whose corners all belong to nodes."""
+    cells = getattr(mesh, "plates", np.zeros((0, 4), dtype=np.int64))
+    inside = np.isin(cells, nodes).all(axis=1)
+    if not inside.any():
+        raise CaseError("pressure acts on plate elements, and this set holds no plate element "
+                        "(all corners of a plate must be in the set)", key=render(path))
+    return np.flatnonzero(inside)
+
+
 def build(case: Case) -> Setup:
     """Mesh, sections, supports, loads and masses of a case, as a Model.
 
@@ -104,6 +173,7 @@ def build(case: Case) -> Setup:
                             "type: rod", key=render(key))
         rod_sections[name] = section(spec, ("sections", name))
     per_element = [rod_sections[mesh.section_names[s]] for s in mesh.section]
+    plates, frames = _plates(mesh, data)
 
     fixed = np.zeros((mesh.n_nodes, 6), dtype=bool)
     prescribed = []
@@ -119,7 +189,7 @@ def build(case: Case) -> Setup:
                                          time_function(p["time"], ("boundary", i, "prescribe",
                                                                    "time"), default_time)))
 
-    loads, gravity = [], []
+    loads, gravity, pressures = [], [], []
     for i, (tag, spec) in enumerate(data["loads"]):
         tf = time_function(spec["time"], ("loads", i, "time"), default_time)
         if tag == "gravity":
@@ -127,10 +197,11 @@ def build(case: Case) -> Setup:
             continue
         nodes = nodes_of(mesh, spec["set"], ("loads", i, "set"))
         if spec["pressure"] is not None:
-            raise Unavailable("pressure acts on plates, which are not available in this version "
-                            "of rodsim", key=render(("loads", i, "pressure")))
-        loads.append(NodalLoad(nodes, spec["force"] or (0.0, 0.0, 0.0),
-                               spec["moment"] or (0.0, 0.0, 0.0), spec["follower"], tf))
+            pressures.append(Pressure(_plates_within(mesh, nodes, ("loads", i, "set")),
+                                      spec["pressure"], tf))
+        if spec["force"] is not None or spec["moment"] is not None:
+            loads.append(NodalLoad(nodes, spec["force"] or (0.0, 0.0, 0.0),
+                                   spec["moment"] or (0.0, 0.0, 0.0), spec["follower"], tf))
     if len({g.time for g in gravity}) > 1:
         raise CaseError("all gravity entries must share one time function (or combine them)",
                         key="loads")
@@ -148,10 +219,11 @@ def build(case: Case) -> Setup:
                             key=render(("masses", i, "inertia")))
         masses.append(PointMass(nodes, m["mass"], tensor))
 
-    model = build_model(mesh.points, mesh.frames, mesh.conn, per_element, fixed=fixed,
+    model = build_model(mesh.points, frames, mesh.conn, per_element, fixed=fixed,
                         loads=loads, gravity=gravity, point_masses=masses,
                         end_frames=mesh.end_frames, prescribed=prescribed,
                         damping=(data["solver"]["damping"]["strain_rate"],
-                                 data["solver"]["damping"]["mass"]))
+                                 data["solver"]["damping"]["mass"]),
+                        plates=plates, pressures=pressures)
     return Setup(case, mesh, model, rod_sections)
 
