@@ -34,7 +34,8 @@ def mesh_of(tmp_path, parts_yaml: str, sets_yaml: str = ""):
 def write_gmsh(path, points, blocks):
     """A Gmsh 4.1 ASCII file: blocks of (cell type, connectivity, physical group name), one
     entity and one physical group per block (a name may repeat: one group, several
-    entities). Each node is put on the entity of the first block using it."""
+    entities). Each node is put on the entity of the first block using it, as Gmsh puts it
+    on the lowest-dimensional entity: list line blocks first (meshio cannot read it otherwise)."""
     tags, field_data, dim_tags = {}, {}, np.zeros((len(points), 2), dtype=np.int64)
     assigned = np.zeros(len(points), dtype=bool)
     physical, geometrical = [], []
@@ -270,3 +271,23 @@ def test_two_plates_share_an_edge_and_sets_apply(tmp_path):
     flap = np.column_stack([[0, 0, 1], [0, 1, 0], [-1, 0, 0]])
     np.testing.assert_allclose(mesh.plate_frames[8:], np.broadcast_to(flap, (4, 4, 3, 3)),
                                atol=1e-15)
+
+
+def test_unmapped_lines_on_plate_edges_only_name_nodes(tmp_path):
+    """A Gmsh physical curve on a plate's boundary names an edge (supports, loads); unmapped,
+    it is no rod. Mapped to a section it is a stiffener; off the plate edges it still needs
+    a section."""
+    edge = np.array([[3, 4], [4, 5]])  # the y = 1 edge of the strip
+    write_gmsh(tmp_path / "m.msh", TILTED, [("line", edge, "clamped"), ("quad", QUADS, "deck")])
+    mesh = mesh_of(tmp_path, "  - file: m.msh\n    name: s\n    sections: {deck: deck}\n")
+    assert (mesh.n_elements, mesh.n_plates) == (0, 2)
+    np.testing.assert_allclose(mesh.points[mesh.sets["s.clamped"]][:, 1], 1.0)
+    assert len(mesh.sets["s.clamped"]) == 3
+    ribbed = mesh_of(tmp_path, "  - file: m.msh\n    name: s\n    sections: {deck: deck, "
+                     "clamped: tube}\n")
+    assert (ribbed.n_elements, ribbed.n_plates) == (2, 2)
+
+    diagonal = np.array([[0, 4]])  # across the first quad, on no edge
+    write_gmsh(tmp_path / "d.msh", TILTED, [("line", diagonal, "x"), ("quad", QUADS, "deck")])
+    with pytest.raises(CaseError, match="1 line cells .the first is cell 0. are in no cell set"):
+        mesh_of(tmp_path, "  - file: d.msh\n    name: s\n    sections: {deck: deck}\n")

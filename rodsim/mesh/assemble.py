@@ -154,6 +154,31 @@ def _surface_frames(spec: dict, path, points: np.ndarray, plates: np.ndarray) ->
     return np.repeat(frames[:, None], 4, axis=1)
 
 
+def _without_edge_lines(spec: dict, fm) -> tuple[np.ndarray, dict]:
+    """Line cells and their sets without the boundary lines of plates. Gmsh users name plate
+    edges (supports, edge loads) with physical curves, whose line cells meshio returns like any
+    other: a line cell that lies on a plate cell's edge, is in no cell set mapped to a section
+    and has no default `section` only names nodes (its sets stay node sets), instead of being
+    refused as a rod without a section. Mapped or defaulted, it stays a rod (a stiffener)."""
+    if len(fm.plates) == 0 or len(fm.lines) == 0 or spec["section"] is not None:
+        return fm.lines, fm.element_sets
+    mapped = np.zeros(len(fm.lines), dtype=bool)
+    for cell_set in spec["sections"]:
+        mapped[fm.element_sets.get(cell_set, [])] = True
+    edges = np.sort(np.concatenate([fm.plates[:, [c, (c + 1) % 4]] for c in range(4)]), axis=1)
+    edge_ids = edges[:, 0] * len(fm.points) + edges[:, 1]
+    ordered = np.sort(fm.lines, axis=1)
+    on_edge = np.isin(ordered[:, 0] * len(fm.points) + ordered[:, 1], edge_ids)
+    drop = on_edge & ~mapped
+    if not drop.any():
+        return fm.lines, fm.element_sets
+    log.info("%s: %d unmapped line cells on plate edges name nodes only", spec["file"],
+             int(drop.sum()))
+    renumber = np.cumsum(~drop) - 1
+    sets = {k: renumber[v[~drop[v]]] for k, v in fm.element_sets.items()}
+    return fm.lines[~drop], sets
+
+
 def _from_file(spec: dict, path, resolve) -> _Part:
     fm = read_mesh(resolve(spec["file"]), render((*path, "file")))
     for cell_set in spec["sections"]:
@@ -161,9 +186,10 @@ def _from_file(spec: dict, path, resolve) -> _Part:
             known = ", ".join(sorted({*fm.element_sets, *fm.plate_sets})) or "none"
             raise CaseError(f"the mesh has no cell set {cell_set!r} of line, triangle or quad "
                             f"cells (it has: {known})", key=render((*path, "sections", cell_set)))
-    names = _cell_sections(spec, path, fm.element_sets, len(fm.lines), "line")
+    lines, line_sets = _without_edge_lines(spec, fm)
+    names = _cell_sections(spec, path, line_sets, len(lines), "line")
     plate_names = _cell_sections(spec, path, fm.plate_sets, len(fm.plates), "surface")
-    end_frames = _line_frames(spec, path, fm.points, fm.lines)
+    end_frames = _line_frames(spec, path, fm.points, lines)
     plate_frames = _surface_frames(spec, path, fm.points, fm.plates)
     # drop points no cell uses (e.g. geometry points) by renumbering
     used = fm.node_sets["all"]
@@ -173,7 +199,7 @@ def _from_file(spec: dict, path, resolve) -> _Part:
     for name, nodes in fm.node_sets.items():
         kept = renumber[nodes[nodes < len(renumber)]]
         sets[name] = np.unique(kept[kept >= 0])
-    return _Part(spec["name"], fm.points[used], renumber[fm.lines], end_frames, names, sets,
+    return _Part(spec["name"], fm.points[used], renumber[lines], end_frames, names, sets,
                  renumber[fm.plates], plate_frames, plate_names)
 
 
