@@ -162,7 +162,7 @@ def export(results, fmt, folder):
 @_handle_errors
 def plot(results, what, output):
     """Plot time histories: energy, momentum, or QUANTITY@SET (e.g. displacement@beam.end,
-    displacement.z@tip, force.axial@beam.all)."""
+    displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all)."""
     from rodsim.post.plots import plot_results
 
     path = plot_results(results, what, output)

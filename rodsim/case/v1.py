@@ -138,13 +138,34 @@ ARC_PART = Record((
     Field("up", DIRECTION, "direction of d3 (default: the arc normal)", optional=True),
 ), doc="A circular arc with a stress-free curved reference.", rules=(_arc_angle,))
 
+def _rectangle_axes(data, path: Path):
+    # caught here, where the key path is known: the mesher could only say "e2"
+    e1, e2 = data["e1"], data["e2"]
+    cross = math.dist((0.0, 0.0, 0.0), (e1[1] * e2[2] - e1[2] * e2[1],
+                                        e1[2] * e2[0] - e1[0] * e2[2],
+                                        e1[0] * e2[1] - e1[1] * e2[0]))
+    if cross <= 1e-8 * math.dist((0.0, 0.0, 0.0), e1) * math.dist((0.0, 0.0, 0.0), e2):
+        raise fail((*path, "e2"), f"expected a direction not parallel to e1 = {list(e1)}, got "
+                   f"{list(e2)}")
+
+
+_rectangle_axes.__doc__ = "e2 is not parallel to e1"
+
 RECTANGLE_PART = Record((
-    Field("name", NAME, "part name; node sets <name>.all, .boundary, .x0, .x1, .y0, .y1"),
+    Field("name", NAME, "part name; node sets <name>.all, .boundary, the edges .x0 (= .left, "
+          "along e2 through the origin), .x1 (= .right), .y0 (= .bottom, along e1 through the "
+          "origin), .y1 (= .top), and the corners .corner00 (the origin), .corner10 (origin + "
+          "a e1), .corner01 (origin + b e2), .corner11"),
     Field("origin", POINT, "corner of the rectangle"),
-    Field("size", PAIR, "lengths along e1 and e2"),
-    Field("elements", Vector(n=2, item=COUNT), "elements along e1 and e2"),
+    Field("size", PAIR, "lengths [a, b] along e1 and e2"),
+    Field("elements", Vector(n=2, item=COUNT), "elements [n1, n2] along e1 and e2"),
     Field("section", NAME, "name of a plate section"),
-), doc="A flat plate of quad cells (plates are not available yet; see CHANGELOG).")
+    Field("e1", DIRECTION, "direction of the first side (normalised)", default=(1.0, 0.0, 0.0)),
+    Field("e2", DIRECTION, "direction of the second side, made orthogonal to e1",
+          default=(0.0, 1.0, 0.0)),
+), doc="A flat plate origin + [0, a] e1 + [0, b] e2 of n1 x n2 equal quad cells; nodal frames "
+       "d1 = e1, d2 = e2, d3 = e1 x e2 (the plate normal, the direction of pressure).",
+   rules=(_rectangle_axes,))
 
 FILE_PART = Record((
     Field("file", Text(), "path of a meshio-readable mesh (.msh v2/v4, .vtu, .xdmf, ...), "

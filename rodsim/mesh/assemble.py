@@ -1,13 +1,14 @@
 """The global mesh of a case: parts generated or read, coincident nodes merged, sets named.
 
-Every element keeps the reference section frames at its two ends (``end_frames``), so parts
-that meet at an angle keep their own section axes: a shared node carries one frame (that of the
-first element touching it) and each element relates its section frame to it by a constant
-rotation (see rodsim.model.rod).
+Every rod element keeps the reference section frames at its two ends (``end_frames``) and every
+plate its own reference frame at each corner (``plate_frames``), so parts that meet at an
+angle keep their own axes: a shared node carries one frame (that of the first rod element end
+touching it, else of the first plate corner) and each element relates its own frame to it by a
+constant rotation (see rodsim.model.rod). Rods and plates share one list of section names.
 """
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.sparse import coo_matrix
@@ -15,11 +16,15 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from rodsim.case.schema import render, within
-from rodsim.errors import CaseError, Unavailable
+from rodsim.errors import CaseError
 from rodsim.mesh import generate
 from rodsim.mesh.read import read_mesh
 
 log = logging.getLogger(__name__)
+
+
+def _empty(*shape, dtype=np.float64):
+    return lambda: np.zeros((0, *shape), dtype=dtype)
 
 
 @dataclass(frozen=True)
@@ -27,7 +32,13 @@ class Mesh:
     """points (N,3); frames (N,3,3) nodal reference frames (columns d1 d2 d3);
     conn (E,2) int64; end_frames (E,2,3,3) reference section frames at the element ends;
     section (E,) int64 index into section_names; part (E,) int64 index into part_names;
-    sets: name -> sorted (k,) int64 node indices."""
+    sets: name -> sorted (k,) int64 node indices;
+    plates (P,4) int64 going round the element (triangles repeat their last node:
+    plates[:, 3] == plates[:, 2]); plate_section (P,) int64 into section_names (the same
+    tuple as the rods'); plate_part (P,) int64 into part_names; plate_frames (P,4,3,3) the
+    plate's reference frame at each corner (d1, d2 tangent, d3 the normal; a node shared with
+    a rod carries the rod's frame in ``frames``, so the element must apply the constant
+    offset frames[plates]^T plate_frames). Rod-only meshes have P = 0."""
 
     points: np.ndarray
     frames: np.ndarray
@@ -38,6 +49,10 @@ class Mesh:
     part: np.ndarray
     part_names: tuple[str, ...]
     sets: dict
+    plates: np.ndarray = field(default_factory=_empty(4, dtype=np.int64))
+    plate_section: np.ndarray = field(default_factory=_empty(dtype=np.int64))
+    plate_part: np.ndarray = field(default_factory=_empty(dtype=np.int64))
+    plate_frames: np.ndarray = field(default_factory=_empty(4, 3, 3))
 
     @property
     def n_nodes(self) -> int:
@@ -47,19 +62,31 @@ class Mesh:
     def n_elements(self) -> int:
         return len(self.conn)
 
+    @property
+    def n_plates(self) -> int:
+        return len(self.plates)
+
 
 @dataclass(frozen=True)
 class _Part:
+    """One part before merging; plates and plate_frames empty for rod parts, conn and
+    end_frames empty for plate parts."""
+
     name: str
     points: np.ndarray
     conn: np.ndarray
     end_frames: np.ndarray
-    sections: list  # per element section name
+    sections: list  # per rod element section name
     sets: dict  # local node sets, short names
+    plates: np.ndarray = field(default_factory=_empty(4, dtype=np.int64))
+    plate_frames: np.ndarray = field(default_factory=_empty(4, 3, 3))
+    plate_sections: list = field(default_factory=list)  # per plate section name
 
 
 def _generated(tag: str, spec: dict, path) -> _Part:
     try:
+        if tag == "rectangle":
+            return _rectangle(spec)
         if tag == "rod":
             g = generate.straight_rod(spec["from"], spec["to"], spec["elements"], spec["up"])
         else:
@@ -73,34 +100,40 @@ def _generated(tag: str, spec: dict, path) -> _Part:
                  [spec["section"]] * len(g.conn), sets)
 
 
-def _from_file(spec: dict, path, resolve) -> _Part:
-    fm = read_mesh(resolve(spec["file"]), render((*path, "file")))
-    if fm.plates:
-        raise Unavailable(f"{spec['file']!r} has {fm.plates} triangle/quad cells besides its line "
-                        "cells; plates are not available yet in this version of rodsim",
-                        key=render((*path, "file")))
-    lengths = np.linalg.norm(fm.points[fm.lines[:, 1]] - fm.points[fm.lines[:, 0]], axis=1)
-    if np.any(lengths == 0.0):
-        e = int(np.flatnonzero(lengths == 0.0)[0])
-        raise CaseError(f"line cell {e} of {spec['file']!r} has zero length", key=render(path))
-    names = [None] * len(fm.lines)
+def _rectangle(spec: dict) -> _Part:
+    g = generate.rectangle(spec["origin"], spec["size"], spec["elements"],
+                           spec.get("e1") or (1.0, 0.0, 0.0), spec.get("e2") or (0.0, 1.0, 0.0))
+    return _Part(spec["name"], g.points, np.zeros((0, 2), np.int64), np.zeros((0, 2, 3, 3)),
+                 [], g.sets, g.plates, g.frames[g.plates], [spec["section"]] * len(g.plates))
+
+
+def _cell_sections(spec: dict, path, cell_sets: dict, count: int, kind: str) -> list:
+    """Section name per cell (count cells of one kind), from the `sections` mapping of cell
+    sets, else the default `section`; a cell set absent from every kind is reported by the
+    caller, since a set may hold only lines or only surfaces."""
+    names = [None] * count
     for cell_set, section in spec["sections"].items():
-        if cell_set not in fm.element_sets:
-            known = ", ".join(sorted(fm.element_sets)) or "none"
-            raise CaseError(f"the mesh has no cell set {cell_set!r} of line cells (it has: "
-                            f"{known})", key=render((*path, "sections", cell_set)))
-        for e in fm.element_sets[cell_set]:
+        for e in cell_sets.get(cell_set, ()):
             names[e] = section
     missing = [e for e, n in enumerate(names) if n is None]
     if missing:
         if spec["section"] is None:
-            raise CaseError(f"{len(missing)} line cells (the first is cell {missing[0]}) are in "
-                            "no cell set mapped under `sections`; map their set or give a "
+            raise CaseError(f"{len(missing)} {kind} cells (the first is cell {missing[0]}) are "
+                            "in no cell set mapped under `sections`; map their set or give a "
                             "default `section`", key=render(path))
         for e in missing:
             names[e] = spec["section"]
-    tangents = (fm.points[fm.lines[:, 1]] - fm.points[fm.lines[:, 0]]) / lengths[:, None]
-    frames = np.empty((len(fm.lines), 3, 3))
+    return names
+
+
+def _line_frames(spec: dict, path, points: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """(E,2,3,3) end frames of line cells: d1 the tangent, d3 `up` (or a stable default)."""
+    lengths = np.linalg.norm(points[lines[:, 1]] - points[lines[:, 0]], axis=1)
+    if np.any(lengths == 0.0):
+        e = int(np.flatnonzero(lengths == 0.0)[0])
+        raise CaseError(f"line cell {e} of {spec['file']!r} has zero length", key=render(path))
+    tangents = (points[lines[:, 1]] - points[lines[:, 0]]) / lengths[:, None]
+    frames = np.empty((len(lines), 3, 3))
     for e, t in enumerate(tangents):
         up = generate.default_up(t) if spec["up"] is None else np.asarray(spec["up"])
         try:
@@ -108,16 +141,66 @@ def _from_file(spec: dict, path, resolve) -> _Part:
         except CaseError:
             raise CaseError(f"`up` is parallel to line cell {e}; give a different `up`",
                             key=render((*path, "up"))) from None
-    # drop points no line uses (e.g. geometry points) by renumbering
-    used = np.unique(fm.lines)
+    return np.repeat(frames[:, None], 2, axis=1)
+
+
+def _surface_frames(spec: dict, path, points: np.ndarray, plates: np.ndarray) -> np.ndarray:
+    """(P,4,3,3) corner frames of triangle/quad cells (one frame per flat cell)."""
+    frames = generate.cell_frames(points, plates)
+    bad = np.flatnonzero(~np.all(np.isfinite(frames), axis=(1, 2)))
+    if len(bad):
+        raise CaseError(f"surface cell {int(bad[0])} of {spec['file']!r} has zero area",
+                        key=render(path))
+    return np.repeat(frames[:, None], 4, axis=1)
+
+
+def _without_edge_lines(spec: dict, fm) -> tuple[np.ndarray, dict]:
+    """Line cells and their sets without the boundary lines of plates. Gmsh users name plate
+    edges (supports, edge loads) with physical curves, whose line cells meshio returns like any
+    other: a line cell that lies on a plate cell's edge, is in no cell set mapped to a section
+    and has no default `section` only names nodes (its sets stay node sets), instead of being
+    refused as a rod without a section. Mapped or defaulted, it stays a rod (a stiffener)."""
+    if len(fm.plates) == 0 or len(fm.lines) == 0 or spec["section"] is not None:
+        return fm.lines, fm.element_sets
+    mapped = np.zeros(len(fm.lines), dtype=bool)
+    for cell_set in spec["sections"]:
+        mapped[fm.element_sets.get(cell_set, [])] = True
+    edges = np.sort(np.concatenate([fm.plates[:, [c, (c + 1) % 4]] for c in range(4)]), axis=1)
+    edge_ids = edges[:, 0] * len(fm.points) + edges[:, 1]
+    ordered = np.sort(fm.lines, axis=1)
+    on_edge = np.isin(ordered[:, 0] * len(fm.points) + ordered[:, 1], edge_ids)
+    drop = on_edge & ~mapped
+    if not drop.any():
+        return fm.lines, fm.element_sets
+    log.info("%s: %d unmapped line cells on plate edges name nodes only", spec["file"],
+             int(drop.sum()))
+    renumber = np.cumsum(~drop) - 1
+    sets = {k: renumber[v[~drop[v]]] for k, v in fm.element_sets.items()}
+    return fm.lines[~drop], sets
+
+
+def _from_file(spec: dict, path, resolve) -> _Part:
+    fm = read_mesh(resolve(spec["file"]), render((*path, "file")))
+    for cell_set in spec["sections"]:
+        if cell_set not in fm.element_sets and cell_set not in fm.plate_sets:
+            known = ", ".join(sorted({*fm.element_sets, *fm.plate_sets})) or "none"
+            raise CaseError(f"the mesh has no cell set {cell_set!r} of line, triangle or quad "
+                            f"cells (it has: {known})", key=render((*path, "sections", cell_set)))
+    lines, line_sets = _without_edge_lines(spec, fm)
+    names = _cell_sections(spec, path, line_sets, len(lines), "line")
+    plate_names = _cell_sections(spec, path, fm.plate_sets, len(fm.plates), "surface")
+    end_frames = _line_frames(spec, path, fm.points, lines)
+    plate_frames = _surface_frames(spec, path, fm.points, fm.plates)
+    # drop points no cell uses (e.g. geometry points) by renumbering
+    used = fm.node_sets["all"]
     renumber = -np.ones(len(fm.points), dtype=np.int64)
     renumber[used] = np.arange(len(used))
     sets = {}
     for name, nodes in fm.node_sets.items():
         kept = renumber[nodes[nodes < len(renumber)]]
         sets[name] = np.unique(kept[kept >= 0])
-    return _Part(spec["name"], fm.points[used], renumber[fm.lines],
-                 np.repeat(frames[:, None], 2, axis=1), names, sets)
+    return _Part(spec["name"], fm.points[used], renumber[lines], end_frames, names, sets,
+                 renumber[fm.plates], plate_frames, plate_names)
 
 
 def _merge_map(points: np.ndarray, tol: float) -> np.ndarray:
@@ -141,9 +224,6 @@ def build_mesh(parts: list, case_sets: dict, resolve, merge_tolerance=None) -> M
     built, seen = [], {}
     for i, (tag, spec) in enumerate(parts):
         path = ("mesh", i, tag) if tag != "file" else ("mesh", i)
-        if tag == "rectangle":
-            raise Unavailable("plate parts are not available yet in this version of rodsim",
-                            key=render(path))
         if spec["name"] in seen:
             raise CaseError(f"part name {spec['name']!r} is already used by "
                             f"mesh[{seen[spec['name']]}]", key=render((*path, "name")))
@@ -153,8 +233,8 @@ def build_mesh(parts: list, case_sets: dict, resolve, merge_tolerance=None) -> M
 
     offsets = np.cumsum([0] + [len(p.points) for p in built])
     points = np.concatenate([p.points for p in built])
-    conn = np.concatenate([p.conn + o for p, o in zip(built, offsets, strict=False)])
-    end_frames = np.concatenate([p.end_frames for p in built])
+    conn = np.concatenate([p.conn + o for p, o in zip(built, offsets[:-1], strict=True)])
+    plates = np.concatenate([p.plates + o for p, o in zip(built, offsets[:-1], strict=True)])
     size = float(np.linalg.norm(points.max(axis=0) - points.min(axis=0)))
     tol = 1e-8 * max(size, 1e-300) if merge_tolerance is None else merge_tolerance
     rep = _merge_map(points, tol)
@@ -162,36 +242,69 @@ def build_mesh(parts: list, case_sets: dict, resolve, merge_tolerance=None) -> M
     index = -np.ones(len(points), dtype=np.int64)
     index[keep] = np.arange(len(keep))
     new = index[rep]
-    conn = new[conn]
-    degenerate = np.flatnonzero(conn[:, 0] == conn[:, 1])
+    triangle = plates[:, 3] == plates[:, 2]  # before merging: a quad may collapse to one
+    conn, plates = new[conn], new[plates]
     part_of = np.concatenate([np.full(len(p.conn), k) for k, p in enumerate(built)])
-    if len(degenerate):
-        e = int(degenerate[0])
-        raise CaseError(f"an element of part {built[part_of[e]].name!r} is shorter than the "
-                        f"merge tolerance {tol:g}", key=render(("mesh", int(part_of[e]))))
+    plate_part_of = np.concatenate([np.full(len(p.plates), k) for k, p in enumerate(built)])
+    _check_degenerate(conn, plates, triangle, part_of, plate_part_of, built, tol)
     merged = len(points) - len(keep)
     if merged:
         log.info("merged %d coincident nodes (tolerance %g)", merged, tol)
 
-    n = len(keep)
-    # the first element end touching a node gives its frame
-    first = np.full(n, 2 * len(conn))
-    for side in (0, 1):
-        np.minimum.at(first, conn[:, side], np.arange(len(conn)) * 2 + side)
-    frames = end_frames.reshape(-1, 3, 3)[first]
-
-    section_names = tuple(dict.fromkeys(s for p in built for s in p.sections))
+    end_frames = np.concatenate([p.end_frames for p in built])
+    plate_frames = np.concatenate([p.plate_frames for p in built])
+    frames = _nodal_frames(len(keep), conn, end_frames, plates, plate_frames)
+    section_names = tuple(dict.fromkeys(s for p in built for s in (*p.sections,
+                                                                   *p.plate_sections)))
     section = np.array([section_names.index(s) for p in built for s in p.sections], np.int64)
+    plate_section = np.array([section_names.index(s) for p in built for s in p.plate_sections],
+                             np.int64)
     sets = {}
-    for p, o in zip(built, offsets, strict=False):
+    for p, o in zip(built, offsets[:-1], strict=True):
         for name, nodes in p.sets.items():
             sets[f"{p.name}.{name}"] = np.unique(new[np.asarray(nodes, dtype=np.int64) + o])
     mesh_points = points[keep]
     for name, (kind, arg) in case_sets.items():
         sets[name] = select(kind, arg, mesh_points, sets, ("sets", name, kind))
-    return Mesh(mesh_points, np.ascontiguousarray(frames), np.ascontiguousarray(conn),
+    return Mesh(mesh_points, frames, np.ascontiguousarray(conn),
                 np.ascontiguousarray(end_frames), section, section_names,
-                part_of.astype(np.int64), tuple(p.name for p in built), sets)
+                part_of.astype(np.int64), tuple(p.name for p in built), sets,
+                np.ascontiguousarray(plates), plate_section, plate_part_of.astype(np.int64),
+                np.ascontiguousarray(plate_frames))
+
+
+def _check_degenerate(conn, plates, triangle, part_of, plate_part_of, built, tol) -> None:
+    """CaseError naming the part of the first element that merging collapsed: a rod element
+    with both ends on one node, a plate with fewer distinct nodes than it had corners."""
+    degenerate = np.flatnonzero(conn[:, 0] == conn[:, 1])
+    if len(degenerate):
+        k = int(part_of[degenerate[0]])
+        raise CaseError(f"an element of part {built[k].name!r} is shorter than the merge "
+                        f"tolerance {tol:g}", key=render(("mesh", k)))
+    ordered = np.sort(plates, axis=1)
+    distinct = 1 + np.count_nonzero(np.diff(ordered, axis=1), axis=1)
+    collapsed = np.flatnonzero(distinct != np.where(triangle, 3, 4))
+    if len(collapsed):
+        k = int(plate_part_of[collapsed[0]])
+        raise CaseError(f"plate cell {int(collapsed[0] - np.flatnonzero(plate_part_of == k)[0])} "
+                        f"of part {built[k].name!r} has corners closer than the merge "
+                        f"tolerance {tol:g}", key=render(("mesh", k)))
+
+
+def _nodal_frames(n: int, conn, end_frames, plates, plate_frames) -> np.ndarray:
+    """(n,3,3): the frame of the first rod element end touching each node, else of the first
+    plate corner. Rods win because a rod's section axes matter to its response (d2, d3 are
+    its bending axes), while the plate element takes whatever nodal frame it finds through
+    the constant offset to its own plate_frames."""
+    big = 2 * len(conn) + 4 * len(plates)
+    first = np.full(n, big)
+    for side in (0, 1):
+        np.minimum.at(first, conn[:, side], np.arange(len(conn)) * 2 + side)
+    for corner in range(4):
+        np.minimum.at(first, plates[:, corner],
+                      2 * len(conn) + np.arange(len(plates)) * 4 + corner)
+    candidates = np.concatenate([end_frames.reshape(-1, 3, 3), plate_frames.reshape(-1, 3, 3)])
+    return np.ascontiguousarray(candidates[first])
 
 
 def select(kind: str, arg, points: np.ndarray, sets: dict, path) -> np.ndarray:

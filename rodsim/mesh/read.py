@@ -1,10 +1,11 @@
-"""Reading mesh files with meshio: line cells become rod elements, sets become named sets.
+"""Reading mesh files with meshio: line cells become rod elements, triangle and quad cells
+plates, sets become named sets.
 
 meshio represents groups in several ways depending on the format, and all are accepted:
 ``cell_sets`` (Gmsh 4.1 physical groups of any dimension), the ``gmsh:physical`` tag named
 through ``field_data`` (Gmsh 2.2), meshio's integer set encoding in VTU/XDMF, ``point_sets``.
-Sets made of vertex cells are node sets; sets of line cells are element sets (and also node
-sets of their nodes).
+Sets made of vertex cells are node sets; sets of line or surface cells are element sets (and
+also node sets of their nodes).
 """
 
 import contextlib
@@ -24,16 +25,22 @@ PLATE_TYPES = ("triangle", "quad")
 TAG_NAMES = ("gmsh:physical", "CellEntityIds", "medit:ref", "cell_tags")
 
 
+def _no_plates() -> np.ndarray:
+    return np.zeros((0, 4), dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class FileMesh:
     """points (N,3); lines (E,2) int64; element_sets name -> (k,) indices into lines;
-    node_sets name -> (k,) node indices; plates: number of triangle/quad cells (unsupported)."""
+    node_sets name -> (k,) node indices; plates (P,4) int64 triangle and quad cells in file
+    order (triangles repeat their last node); plate_sets name -> (k,) indices into plates."""
 
     points: np.ndarray
     lines: np.ndarray
     element_sets: dict = field(default_factory=dict)
     node_sets: dict = field(default_factory=dict)
-    plates: int = 0
+    plates: np.ndarray = field(default_factory=_no_plates)
+    plate_sets: dict = field(default_factory=dict)
 
 
 def read_mesh(path: Path, key: str) -> FileMesh:
@@ -69,62 +76,91 @@ def read_mesh(path: Path, key: str) -> FileMesh:
     if not np.all(np.isfinite(points)):
         raise CaseError(f"mesh file {str(path)!r} has non-finite coordinates", key=key)
 
-    offsets, lines, plates, unsupported = {}, [], 0, {}
-    count = 0
-    for b, block in enumerate(mesh.cells):
-        if block.type in LINE_TYPES:
-            offsets[b] = count
-            lines.append(block.data)
-            count += len(block.data)
-        elif block.type in PLATE_TYPES:
-            plates += len(block.data)
-        elif block.type != "vertex":
-            unsupported[block.type] = unsupported.get(block.type, 0) + len(block.data)
+    kinds = _cell_kinds(mesh)
+    unsupported = {t: n for t, n in kinds.items() if t not in (*LINE_TYPES, *PLATE_TYPES,
+                                                                   "vertex")}
     if unsupported:
-        kinds = ", ".join(f"{n} {t}" for t, n in unsupported.items())
-        raise CaseError(f"mesh file {str(path)!r} has cells rodsim cannot use ({kinds}); "
-                        "expected 2-node line cells (rods)", key=key)
-    if not lines:
-        found = f" (it has {plates} triangle/quad cells; plates are not available yet)" \
-            if plates else ""
-        raise CaseError(f"mesh file {str(path)!r} has no line cells{found}; expected 2-node "
-                        "line cells for rods", key=key)
-    conn = np.ascontiguousarray(np.concatenate(lines), dtype=np.int64)
-    if conn.shape[1] != 2:
-        raise CaseError(f"mesh file {str(path)!r} has malformed line cells", key=key)
-    if conn.min() < 0 or conn.max() >= len(points):
-        raise CaseError(f"mesh file {str(path)!r} has cells referring to missing points", key=key)
+        found = ", ".join(f"{n} {t}" for t, n in unsupported.items())
+        raise CaseError(f"mesh file {str(path)!r} has cells rodsim cannot use ({found}); "
+                        "expected 2-node line cells (rods), 3-node triangle and 4-node quad "
+                        "cells (plates)", key=key)
+    lines, line_at = _stacked(mesh, LINE_TYPES, 2)
+    plates, plate_at = _stacked(mesh, PLATE_TYPES, 4)
+    if not len(lines) and not len(plates):
+        raise CaseError(f"mesh file {str(path)!r} has no line, triangle or quad cells; "
+                        "expected line cells for rods or surface cells for plates", key=key)
+    for conn in (lines, plates):
+        if len(conn) and (conn.min() < 0 or conn.max() >= len(points)):
+            raise CaseError(f"mesh file {str(path)!r} has cells referring to missing points",
+                            key=key)
 
-    element_sets, node_sets = {}, {}
+    element_sets, plate_sets, node_sets = {}, {}, {}
     for name, per_block in _cell_sets(mesh).items():
-        elems, nodes = [], []
+        elems, faces, nodes = [], [], []
         for b, idx in enumerate(per_block):
             if idx is None or len(idx) == 0:
                 continue
             idx = np.asarray(idx, dtype=np.int64)
-            block = mesh.cells[b]
-            if block.type in LINE_TYPES:
-                elems.append(offsets[b] + idx)
-            nodes.append(np.asarray(block.data, dtype=np.int64)[idx].ravel())
+            if b in line_at:
+                elems.append(line_at[b] + idx)
+            if b in plate_at:
+                faces.append(plate_at[b] + idx)
+            nodes.append(np.asarray(mesh.cells[b].data, dtype=np.int64)[idx].ravel())
         if elems:
             element_sets[name] = np.unique(np.concatenate(elems))
+        if faces:
+            plate_sets[name] = np.unique(np.concatenate(faces))
         if nodes:
             node_sets[name] = np.unique(np.concatenate(nodes))
     for name, idx in _point_sets(mesh).items():
         node_sets[name] = np.unique(idx)
-    # Gmsh 2.2 writes an element once per physical group it belongs to: keep the first copy
+    lines, element_sets = _first_copies(lines, element_sets)
+    plates, plate_sets = _first_copies(plates, plate_sets)
+    # HDF5 would read "/" in a set name as a group path (mesh/sets/<name>)
+    element_sets, plate_sets, node_sets = ({k.replace("/", "_"): v for k, v in sets.items()}
+                                           for sets in (element_sets, plate_sets, node_sets))
+    used = np.unique(np.concatenate([lines.ravel(), plates.ravel()]))
+    return FileMesh(points, lines, element_sets, {**node_sets, "all": used}, plates, plate_sets)
+
+
+def _cell_kinds(mesh) -> dict:
+    """cell type -> number of cells."""
+    kinds: dict = {}
+    for block in mesh.cells:
+        kinds[block.type] = kinds.get(block.type, 0) + len(block.data)
+    return kinds
+
+
+def _stacked(mesh, types: tuple, width: int) -> tuple[np.ndarray, dict]:
+    """The cells of the given types in file order as one (k, width) int64 array (narrower cells,
+    triangles, padded by repeating their last node), and block index -> row offset."""
+    rows, at, count = [], {}, 0
+    for b, block in enumerate(mesh.cells):
+        if block.type not in types:
+            continue
+        data = np.asarray(block.data, dtype=np.int64).reshape(len(block.data), -1)
+        pad = np.repeat(data[:, -1:], width - data.shape[1], axis=1)
+        rows.append(np.concatenate([data, pad], axis=1))
+        at[b] = count
+        count += len(data)
+    if not rows:
+        return np.zeros((0, width), dtype=np.int64), at
+    return np.ascontiguousarray(np.concatenate(rows)), at
+
+
+def _first_copies(conn: np.ndarray, sets: dict) -> tuple[np.ndarray, dict]:
+    """Gmsh 2.2 writes an element once per physical group it belongs to: keep the first copy
+    of each (same node set) and renumber the sets."""
+    if len(conn) == 0:
+        return conn, sets
     _, first, inverse = np.unique(np.sort(conn, axis=1), axis=0, return_index=True,
                                   return_inverse=True)
-    if len(first) < len(conn):
-        keep = np.sort(first)
-        renumber = np.searchsorted(keep, first[inverse.ravel()])
-        element_sets = {k: np.unique(renumber[v]) for k, v in element_sets.items()}
-        conn = np.ascontiguousarray(conn[keep])
-    # HDF5 would read "/" in a set name as a group path (mesh/sets/<name>)
-    element_sets = {k.replace("/", "_"): v for k, v in element_sets.items()}
-    node_sets = {k.replace("/", "_"): v for k, v in node_sets.items()}
-    used = np.unique(conn)
-    return FileMesh(points, conn, element_sets, {**node_sets, "all": used}, plates)
+    if len(first) == len(conn):
+        return conn, sets
+    keep = np.sort(first)
+    renumber = np.searchsorted(keep, first[inverse.ravel()])
+    return (np.ascontiguousarray(conn[keep]),
+            {k: np.unique(renumber[v]) for k, v in sets.items()})
 
 
 def _cell_sets(mesh) -> dict:

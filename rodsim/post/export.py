@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import numpy as np
+
 from rodsim.post.results import frame_count, open_results, read_frame
 from rodsim.writers.vtk import SeriesWriter
 
@@ -14,9 +16,10 @@ def export_vtk(results, folder=None) -> tuple[Path, int]:
     pvd = out / f"{results.stem}.pvd"
     with open_results(results) as f:
         points = f["mesh/points"][()]
-        conn = f["mesh/rods"][()]
+        conn = f["mesh/rods"][()] if "mesh/rods" in f else np.zeros((0, 2), np.int64)
+        plates = f["mesh/plates"][()] if "mesh/plates" in f else None
         frames0 = f["mesh/frames"][()]
-        with SeriesWriter(pvd, points, conn) as series:
+        with SeriesWriter(pvd, points, conn, plates) as series:
             n = frame_count(f)
             for k in range(n):
                 series.write(read_frame(f, k, frames0))

@@ -4,7 +4,9 @@ QUANTITY@SET: a nodal quantity (position, displacement, velocity, angular_veloci
 linear_momentum, angular_momentum, rotation) on the nodes of SET, or a rod quantity (force,
 moment, strain, curvature) on the elements whose two nodes are in SET; an optional component
 after a dot selects one curve: x/y/z (nodal vectors), w/x/y/z (rotation), axial/shear2/shear3
-(force), torsion/bending2/bending3 (moment), 1/2/3 (strain, curvature).
+(force), torsion/bending2/bending3 (moment), 1/2/3 (strain, curvature); or a plate quantity
+(membrane, bending, shear) on the plates whose corners are all in SET, components
+N11/N22/N12, M11/M22/M12, Q1/Q2.
 """
 
 from pathlib import Path
@@ -17,12 +19,16 @@ from rodsim.post.results import frame_count, open_results
 NODAL = ("position", "displacement", "velocity", "angular_velocity", "linear_momentum",
          "angular_momentum", "rotation")
 RODS = ("force", "moment", "strain", "curvature")
+PLATES = ("membrane", "bending", "shear")
 COMPONENTS = {
     "rotation": ("w", "x", "y", "z"),
     "force": ("axial", "shear2", "shear3"),
     "moment": ("torsion", "bending2", "bending3"),
     "strain": ("1", "2", "3"),
     "curvature": ("1", "2", "3"),
+    "membrane": ("N11", "N22", "N12"),
+    "bending": ("M11", "M22", "M12"),
+    "shear": ("Q1", "Q2"),
 }
 MAX_CURVES = 12
 
@@ -88,18 +94,13 @@ def _quantity(f, t, what: str, ax, n: int) -> None:
         else:
             data = f[f"nodes/{name}"][:n, nodes]
         labels = [f"node {n}" for n in nodes]
-    elif name in RODS:
-        if "mesh/rods" not in f:
-            raise CaseError("the results file has no rod elements", key="plot")
-        conn = f["mesh/rods"][()]
-        elems = np.flatnonzero(np.isin(conn, nodes).all(axis=1))
-        if len(elems) == 0:
-            raise CaseError(f"no rod element has both nodes in set {set_name!r}", key="plot")
-        data = f[f"rods/{name}"][:n, elems]
+    elif name in RODS or name in PLATES:
+        elems = _elements_in(f, "rods" if name in RODS else "plates", nodes, set_name)
+        data = f[f"{'rods' if name in RODS else 'plates'}/{name}"][:n, elems]
         labels = [f"element {e}" for e in elems]
     else:
         raise CaseError(f"unknown quantity {name!r}; expected one of "
-                        f"{', '.join(NODAL + RODS)}", key="plot")
+                        f"{', '.join(NODAL + RODS + PLATES)}", key="plot")
     names = COMPONENTS.get(name, ("x", "y", "z"))
     if component:
         if component not in names:
@@ -110,8 +111,19 @@ def _quantity(f, t, what: str, ax, n: int) -> None:
         picks = list(range(len(names)))
     if len(labels) * len(picks) > MAX_CURVES:  # many nodes: plot the set mean
         data = data.mean(axis=1, keepdims=True)
-        labels = [f"mean of {len(nodes) if name in NODAL else len(elems)}"]
+        labels = [f"mean of {len(labels)}"]
     for i, label in enumerate(labels):
         for k in picks:
             ax.plot(t, data[:, i, k], label=f"{label} {names[k]}")
     ax.set_ylabel(quantity)
+
+
+def _elements_in(f, kind: str, nodes: np.ndarray, set_name: str) -> np.ndarray:
+    """Rod or plate elements (kind "rods" or "plates") whose nodes are all in the set."""
+    if f"mesh/{kind}" not in f:
+        raise CaseError(f"the results file has no {kind[:-1]} elements", key="plot")
+    elems = np.flatnonzero(np.isin(f[f"mesh/{kind}"][()], nodes).all(axis=1))
+    if len(elems) == 0:
+        every = "both nodes" if kind == "rods" else "all corners"
+        raise CaseError(f"no {kind[:-1]} element has {every} in set {set_name!r}", key="plot")
+    return elems

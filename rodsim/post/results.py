@@ -61,6 +61,9 @@ def read_frame(f: h5py.File, k: int, frames0=None) -> Frame:
     def rods(name):
         return f[name][k] if has_rods else np.zeros((e, 3))
 
+    def plates(name):  # None, like a frame of a rod-only model
+        return f[name][k] if name in f else None
+
     return Frame(
         time=float(f["time"][k]), position=f["nodes/position"][k], rotation=rot,
         directors=directors, velocity=f["nodes/velocity"][k],
@@ -75,4 +78,6 @@ def read_frame(f: h5py.File, k: int, frames0=None) -> Frame:
         residual=float(f["solver/residual"][k]),
         reaction_force=f["nodes/reaction_force"][k] if "nodes/reaction_force" in f else None,
         reaction_moment=f["nodes/reaction_moment"][k] if "nodes/reaction_moment" in f else None,
+        plate_membrane=plates("plates/membrane"), plate_bending=plates("plates/bending"),
+        plate_shear=plates("plates/shear"),
     )  # fmt: skip

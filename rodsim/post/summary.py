@@ -11,6 +11,10 @@ def describe(path) -> str:
         t = f["time"][: frame_count(f)]
         n = f["mesh/points"].shape[0]
         e = f["mesh/rods"].shape[0] if "mesh/rods" in f else 0
+        plates = f["mesh/plates"][()] if "mesh/plates" in f else np.zeros((0, 4), np.int64)
+        triangles = int(np.count_nonzero(plates[:, 3] == plates[:, 2]))
+        plate_text = (f", {len(plates)} plate elements ({len(plates) - triangles} quads, "
+                      f"{triangles} triangles)" if len(plates) else "")
         fields = []
         f.visititems(lambda name, obj: fields.append(f"{name} {obj.shape}")
                      if isinstance(obj, h5py.Dataset) and not name.startswith("mesh/") else None)
@@ -18,7 +22,7 @@ def describe(path) -> str:
             f"file      {path}",
             f"title     {f.attrs.get('title', '')}",
             f"written   rodsim {f.attrs.get('rodsim_version', '?')}, layout {f.attrs['layout']}",
-            f"mesh      {n} nodes, {e} rod elements, sets: "
+            f"mesh      {n} nodes, {e} rod elements{plate_text}, sets: "
             + ", ".join(sorted(f["mesh/sets"].keys())),
         ]
         if len(t) == 0:

@@ -16,7 +16,10 @@ class Frame:
     spatial; force, moment, strain, curvature (E,3) in the section frame; energies and momenta
     totals; dt, iterations, residual of the step(s) leading to this frame; reaction_force,
     reaction_moment (N,3) spatial: what the supports exert on the nodes, in the supported
-    components (zero elsewhere).
+    components (zero elsewhere). Plates (P elements), None when the mesh has none (or the
+    model does not compute them; written as zeros): plate_membrane (P,3) N11, N22, N12,
+    plate_bending (P,3) M11, M22, M12, plate_shear (P,2) Q1, Q2 at the element centre in the
+    element basis (per length).
     """
 
     time: float
@@ -41,6 +44,9 @@ class Frame:
     residual: float
     reaction_force: np.ndarray | None = None
     reaction_moment: np.ndarray | None = None
+    plate_membrane: np.ndarray | None = None
+    plate_bending: np.ndarray | None = None
+    plate_shear: np.ndarray | None = None
 
     @property
     def total(self) -> float:

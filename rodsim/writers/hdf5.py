@@ -46,6 +46,11 @@ ROD_FIELDS = {
     "rods/strain": ((3,), "strain"),
     "rods/curvature": ((3,), "curvature"),
 }
+PLATE_FIELDS = {
+    "plates/membrane": ((3,), "plate_membrane"),
+    "plates/bending": ((3,), "plate_bending"),
+    "plates/shear": ((2,), "plate_shear"),
+}
 SCALARS = {
     "time": "time",
     "energy/kinetic": "kinetic",
@@ -74,6 +79,12 @@ DESCRIPTIONS = {
     "rods/moment": "stress couple in the section frame: torsion, bending2, bending3",
     "rods/strain": "Gamma - Gamma0 in the section frame",
     "rods/curvature": "Omega - Omega0 in the section frame",
+    "plates/membrane": "membrane forces per length N11, N22, N12 at the element centre, in "
+                       "the element basis",
+    "plates/bending": "bending moments per length M11, M22, M12 at the element centre, in the "
+                      "element basis",
+    "plates/shear": "transverse shear forces per length Q1, Q2 at the element centre, in the "
+                    "element basis",
     "energy/kinetic": "kinetic energy",
     "energy/internal": "strain energy",
     "energy/external": "potential of conservative loads (gravity), 0 otherwise",
@@ -94,6 +105,18 @@ DESCRIPTIONS = {
 }
 
 
+def _write_plate_mesh(g: h5py.Group, mesh: Mesh) -> None:
+    """mesh/plates, mesh/plate_section and mesh/plate_part (names as attributes, the same
+    section list as the rods')."""
+    g.create_dataset("plates", data=mesh.plates)
+    g["plates"].attrs["description"] = ("plate connectivity going round the element; "
+                                        "triangles repeat their last node")
+    g.create_dataset("plate_section", data=mesh.plate_section)
+    g["plate_section"].attrs["names"] = list(mesh.section_names)
+    g.create_dataset("plate_part", data=mesh.plate_part)
+    g["plate_part"].attrs["names"] = list(mesh.part_names)
+
+
 class ResultsWriter:
     """Stream frames into a results file; use as a context manager.
 
@@ -111,7 +134,7 @@ class ResultsWriter:
         self.tmp = Path(tmp)
         self.frames = 0
         self.replaced = False
-        n, e = mesh.n_nodes, mesh.n_elements
+        n, e, npl = mesh.n_nodes, mesh.n_elements, mesh.n_plates
         f = h5py.File(self.tmp, "w")
         config = f.id.get_mdc_config()
         config.evictions_enabled = False  # needs a fixed cache size
@@ -137,6 +160,8 @@ class ResultsWriter:
             g["rod_section"].attrs["names"] = list(mesh.section_names)
             g.create_dataset("rod_part", data=mesh.part)
             g["rod_part"].attrs["names"] = list(mesh.part_names)
+        if npl:
+            _write_plate_mesh(g, mesh)
         sets = g.create_group("sets")
         for name, nodes in mesh.sets.items():
             sets.create_dataset(name, data=np.asarray(nodes, dtype=np.int64))
@@ -146,6 +171,9 @@ class ResultsWriter:
         for name, (shape, _) in ROD_FIELDS.items():
             if e:
                 self._create(name, (e, *shape))
+        for name, (shape, _) in PLATE_FIELDS.items():
+            if npl:
+                self._create(name, (npl, *shape))
         for name in SCALARS:
             self._create(name, ())
         for name in TOTALS:
@@ -165,6 +193,7 @@ class ResultsWriter:
         k = self.frames
         values = {name: getattr(frame, attr) for name, (_, attr) in NODE_FIELDS.items()}
         values |= {name: getattr(frame, attr) for name, (_, attr) in ROD_FIELDS.items()}
+        values |= {name: getattr(frame, attr) for name, (_, attr) in PLATE_FIELDS.items()}
         values |= {name: getattr(frame, attr) for name, attr in SCALARS.items()}
         values |= {name: getattr(frame, attr) for name, attr in TOTALS.items()}
         for name, ds in self.datasets.items():

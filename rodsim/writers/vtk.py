@@ -1,8 +1,11 @@
 """ParaView series (INTERFACE.md §4): ``<stem>.pvd`` and one ``.vtu`` per frame in
 ``<stem>_vtk/``.
 
-Rods are line cells. Point data: displacement, velocity, angular_velocity, d1, d2, d3.
-Cell data: force, moment (section frame), strain, curvature. The .pvd index is rewritten
+Rods are line cells, plates quad and triangle cells after them, in the order of the results
+file. Point data: displacement, velocity, angular_velocity, reaction_force, reaction_moment,
+d1, d2, d3. Cell data: rods force, moment (section frame), strain, curvature; plates
+membrane, bending, shear (element basis). Every cell array covers all cells (zeros on the
+cells of the other kind), so ParaView shows one array per name. The .pvd index is rewritten
 atomically at most once a second and at the end, so an interrupted run leaves a series
 ParaView can open.
 """
@@ -19,22 +22,64 @@ import numpy as np
 
 from rodsim.writers.frame import Frame, share
 
+ROD_CELL_DATA = {"force": 3, "moment": 3, "strain": 3, "curvature": 3}  # name -> width
+PLATE_CELL_DATA = {"membrane": 3, "bending": 3, "shear": 2}
+
 
 def _or_zeros(a, like):
     return np.zeros_like(like) if a is None else a
 
 
+def _cell_blocks(conn: np.ndarray, plates) -> list[tuple[str, np.ndarray]]:
+    """meshio cell blocks: the rods as one line block (kept even when empty for a rod-only
+    mesh, as before plates existed), then the plates as runs of quads and triangles in their
+    own order, so cell k of the plates is plate k of the results file."""
+    blocks = [("line", conn)] if len(conn) or plates is None or not len(plates) else []
+    if plates is None or not len(plates):
+        return blocks
+    tri = plates[:, 3] == plates[:, 2]
+    starts = np.flatnonzero(np.diff(tri.astype(np.int8), prepend=2))
+    for a, b in zip(starts, [*starts[1:], len(plates)], strict=True):
+        blocks.append(("triangle", plates[a:b, :3]) if tri[a] else ("quad", plates[a:b]))
+    return blocks
+
+
+def _split(values: np.ndarray, blocks: list) -> list[np.ndarray]:
+    """Per-block pieces of an array over all cells (in block order)."""
+    ends = np.cumsum([len(data) for _, data in blocks])[:-1]
+    return np.split(values, ends)
+
+
+def _cell_data(frame: Frame, n_rods: int, n_plates: int, blocks: list) -> dict:
+    """name -> per-block arrays; each field on its own cells, zeros of its width elsewhere."""
+    out = {}
+    for name, width in ROD_CELL_DATA.items():
+        rods = _or_zeros(getattr(frame, name), np.zeros((n_rods, width)))
+        out[name] = np.concatenate([rods, np.zeros((n_plates, width))]) if n_plates else rods
+    for name, width in PLATE_CELL_DATA.items():
+        plates = _or_zeros(getattr(frame, f"plate_{name}"), np.zeros((n_plates, width)))
+        if n_plates:
+            out[name] = np.concatenate([np.zeros((n_rods, width)), plates])
+    if not n_plates:  # rod-only: one block, the arrays as they are (files as before plates)
+        return {name: [values] for name, values in out.items()}
+    return {name: _split(values, blocks) for name, values in out.items()}
+
+
 class SeriesWriter:
     """Stream frames into a ParaView series next to ``pvd`` (a path ending in .pvd)."""
 
-    def __init__(self, pvd, points: np.ndarray, conn: np.ndarray):
+    def __init__(self, pvd, points: np.ndarray, conn: np.ndarray, plates=None):
         self.pvd = Path(pvd)
         self.folder = self.pvd.with_name(self.pvd.stem + "_vtk")
         if self.folder.exists():
             shutil.rmtree(self.folder)
         self.folder.mkdir(parents=True)
         self.points = np.asarray(points, dtype=float)
-        self.cells = [("line", np.asarray(conn, dtype=np.int64))]
+        conn = np.asarray(conn, dtype=np.int64).reshape(-1, 2)
+        plates = None if plates is None else np.asarray(plates, dtype=np.int64).reshape(-1, 4)
+        self.n_rods = len(conn)
+        self.n_plates = 0 if plates is None else len(plates)
+        self.cells = _cell_blocks(conn, plates)
         self.entries: list[tuple[float, str]] = []
         self.indexed = 0.0
 
@@ -52,12 +97,7 @@ class SeriesWriter:
             "d2": np.ascontiguousarray(d[:, :, 1]),
             "d3": np.ascontiguousarray(d[:, :, 2]),
         }
-        cell_data = {
-            "force": [frame.force],
-            "moment": [frame.moment],
-            "strain": [frame.strain],
-            "curvature": [frame.curvature],
-        }
+        cell_data = _cell_data(frame, self.n_rods, self.n_plates, self.cells)
         mesh = meshio.Mesh(frame.position, self.cells, point_data=point_data,
                            cell_data=cell_data)
         mesh.write(self.folder / name, file_format="vtu", binary=True, compression="zlib")
