@@ -23,7 +23,7 @@ from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.integrators.stable_step import stable_step
 from rodsim.lie.arrays import relative_quaternions
 from rodsim.model.loads import external_forces, plate_pressure
-from rodsim.model.plate import assemble_plate_forces
+from rodsim.model.plate import assemble_plate_forces, plate_fields
 from rodsim.model.prescribed import largest_rotation_step, prescribed_velocities
 from rodsim.model.rod import element_fields, internal_forces
 from rodsim.writers.frame import Frame
@@ -237,7 +237,19 @@ def frame(run: dynamics.Explicit, dt: float) -> Frame:
         iterations=float(run.max_iterations), residual=getattr(run, "residual", math.nan),
         **dict(zip(("reaction_force", "reaction_moment"),
                    support_reactions(model, st.x, st.rot, run.time), strict=True)),
+        **plate_output(model, st.x, st.rot),
     )  # fmt: skip
+
+
+def plate_output(model, x, rot) -> dict:
+    """Frame fields of the plates at (x, rot): N, M (P,3), Q (P,2) at the element centres, in
+    each element's basis (empty for a model without plates)."""
+    if not model.n_plates:
+        return {}
+    p = model.n_plates
+    membrane, bending, shear = np.empty((p, 3)), np.empty((p, 3)), np.empty((p, 2))
+    plate_fields(model.plates, x, rot, membrane, bending, shear)
+    return {"plate_membrane": membrane, "plate_bending": bending, "plate_shear": shear}
 
 
 def support_reactions(model, x, rot, t: float) -> tuple[np.ndarray, np.ndarray]:
@@ -279,6 +291,7 @@ def equilibrium_frame(eq, step: equilibrium.LoadStep | None) -> Frame:
         residual=0.0 if step is None else step.residual,
         **dict(zip(("reaction_force", "reaction_moment"),
                    support_reactions(model, eq.x, eq.rot, eq.load), strict=True)),
+        **plate_output(model, eq.x, eq.rot),
     )  # fmt: skip
 
 
@@ -348,7 +361,8 @@ def execute(prep: Prepared, output=None, vtk: bool | None = None,
         raise CaseError(f"cannot write results to {h5}: {exc.strerror or exc}",
                         file=str(case.path)) from None
     try:
-        series = SeriesWriter(pvd, setup.mesh.points, setup.mesh.conn) if vtk else None
+        series = (SeriesWriter(pvd, setup.mesh.points, setup.mesh.conn, plates=setup.mesh.plates)
+                  if vtk else None)
     except OSError as exc:
         writer.close()
         raise CaseError(f"cannot write the ParaView series {pvd} and "

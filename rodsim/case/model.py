@@ -4,6 +4,7 @@ Cross-references are resolved here, where the mesh is known: section names, node
 gravity time functions. Errors name the case key that holds the bad reference.
 """
 
+import dataclasses
 import difflib
 from dataclasses import dataclass
 
@@ -225,5 +226,7 @@ def build(case: Case) -> Setup:
                         damping=(data["solver"]["damping"]["strain_rate"],
                                  data["solver"]["damping"]["mass"]),
                         plates=plates, pressures=pressures)
-    return Setup(case, mesh, model, rod_sections)
+    # the mesh as the model sees it (HDF5 mesh/frames, ParaView directors): plate nodes carry
+    # the plates' frames
+    return Setup(case, dataclasses.replace(mesh, frames=frames), model, rod_sections)
 

@@ -173,9 +173,11 @@ FILE_PART = Record((
     Field("name", NAME, "part name; node sets <name>.all and <name>.<point set>"),
     Field("sections", MapOf(NAME, doc_key="CELL_SET"), "cell set (e.g. gmsh physical group) "
           "-> section name", default={}),
-    Field("section", NAME, "section of line cells in no mapped cell set", optional=True),
+    Field("section", NAME, "section of the cells in no mapped cell set (a rod section for "
+          "line cells, a plate section for triangles and quads)", optional=True),
     _UP,
-), doc="Line cells of a mesh file are rod elements.")
+), doc="Line cells of a mesh file are rod elements, triangle and quad cells plates; line cells "
+       "on plate edges in no mapped cell set only name nodes.")
 
 PART = Tagged((
     ("rod", ROD_PART, True, "straight rod"),
@@ -239,7 +241,8 @@ PLATE_SECTION = Record((
     Field("material", MATERIAL, "homogeneous isotropic material"),
     Field("thickness", POSITIVE, "plate thickness (length)"),
     Field("shear_factor", Number(gt=0, le=1), "transverse shear factor", default=5.0 / 6.0),
-), doc="Plate section (plates are not available yet).")
+), doc="Plate section: isotropic material and thickness (membrane E h/(1 - nu^2), bending "
+       "E h^3/(12 (1 - nu^2)), shear k G h).")
 
 
 @dataclass(frozen=True)
