@@ -185,7 +185,8 @@ def summary(prep: Prepared) -> str:
     lines = [
         f"case      {prep.case.path}" + (f"  ({d['title']})" if d["title"] else ""),
         f"model     {m.n_nodes} nodes, {m.n_elements} rod elements, "
-        f"{len(mesh.part_names)} parts, {len(prep.setup.sections)} sections, "
+        + (f"{m.n_plates} plate elements, " if m.n_plates else "")
+        + f"{len(mesh.part_names)} parts, {len(set(mesh.section_names))} sections, "
         f"mass {m.mass.sum():.6g}",
         f"supports  {int(m.fixed.any(axis=1).sum())} nodes with fixed dofs; "
         f"loads {len(d['loads'])}; point masses {len(d['masses'])}",

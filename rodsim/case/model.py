@@ -94,12 +94,19 @@ def plate_node_frames(points, frames, plates) -> np.ndarray:
     normal = np.cross(p[:, 2] - p[:, 0], p[:, 3] - p[:, 1])
     tri = plates[:, 3] == plates[:, 2]
     normal[tri] = np.cross(p[tri, 1] - p[tri, 0], p[tri, 2] - p[tri, 0])
+    normal *= consistent_orientation(plates)[:, None]
     acc = np.zeros_like(points)
     for c in range(4):
         on = ~tri if c == 3 else np.ones(len(plates), dtype=bool)
         np.add.at(acc, plates[on, c], normal[on])
     nodes = np.unique(plates)
-    d3 = acc[nodes] / np.linalg.norm(acc[nodes], axis=1)[:, None]
+    size = np.linalg.norm(acc[nodes], axis=1)
+    folded = size <= 1e-9 * np.max(size)
+    if np.any(folded):
+        raise CaseError(f"the plates around node {int(nodes[np.argmax(folded)])} fold back onto "
+                        "each other (their normals cancel): no director can be defined there",
+                        key="mesh")
+    d3 = acc[nodes] / size[:, None]
     d1 = out[nodes, :, 0] - np.sum(out[nodes, :, 0] * d3, axis=1)[:, None] * d3
     weak = np.linalg.norm(d1, axis=1) < 1e-6
     d1[weak] = out[nodes[weak], :, 1]  # d1 along the normal: take d2 instead
@@ -107,6 +114,48 @@ def plate_node_frames(points, frames, plates) -> np.ndarray:
     d1 /= np.linalg.norm(d1, axis=1)[:, None]
     out[nodes] = np.stack([d1, np.cross(d3, d1), d3], axis=2)
     return out
+
+
+def consistent_orientation(plates: np.ndarray) -> np.ndarray:
+    """(P,) +-1: flips that make the node order of neighbouring plate cells agree (a shared
+    edge runs opposite ways in the two cells), by a walk over each connected patch from its
+    first cell, across edges shared by exactly two cells. Raises CaseError for a
+    non-orientable surface (a Moebius strip). Mesh files wind cells as they like; the mean
+    nodal normals need one orientation."""
+    n = len(plates)
+    edges = {}
+    for e, cell in enumerate(plates):
+        corners = list(dict.fromkeys(cell.tolist()))
+        for k in range(len(corners)):
+            a, b = corners[k], corners[(k + 1) % len(corners)]
+            edges.setdefault((min(a, b), max(a, b)), []).append((e, a < b))
+    sign = np.zeros(n, dtype=np.int64)
+    for start in range(n):
+        if sign[start]:
+            continue
+        sign[start] = 1
+        stack = [start]
+        while stack:
+            e = stack.pop()
+            cell = list(dict.fromkeys(plates[e].tolist()))
+            for k in range(len(cell)):
+                a, b = cell[k], cell[(k + 1) % len(cell)]
+                forward = (a < b) == (sign[e] > 0)
+                sharing = edges[(min(a, b), max(a, b))]
+                if len(sharing) != 2:  # a boundary, or a T-junction of plates: no neighbour
+                    continue
+                for other, other_forward in sharing:
+                    if other == e:
+                        continue
+                    # agreeing neighbours run the shared edge in opposite directions
+                    want = 1 if other_forward != forward else -1
+                    if sign[other] == 0:
+                        sign[other] = want
+                        stack.append(other)
+                    elif sign[other] != want:
+                        raise CaseError(f"plate cells {e} and {other} cannot be oriented "
+                                        "consistently (a non-orientable surface)", key="mesh")
+    return sign
 
 
 def _plates(mesh: Mesh, data: dict):
@@ -134,6 +183,9 @@ def _plates(mesh: Mesh, data: dict):
     try:
         plates = make_plates(mesh.plates, mesh.points, frames, values["E"], values["nu"],
                              values["h"], values["rho"], shear_factor=values["k"])
+    except np.linalg.LinAlgError:
+        raise CaseError("a plate element is degenerate (three corners on a line: a 180-degree "
+                        "corner)", key="mesh") from None
     except ValueError as exc:
         raise CaseError(f"a plate element cannot be used: {exc}", key="mesh") from None
     return plates, frames

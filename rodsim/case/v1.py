@@ -318,7 +318,9 @@ NODE_LOAD = Record((
     Field("moment", POINT, "moment (global axes, reference state)", optional=True),
     Field("follower", Boolean(), "rotate with the node instead of keeping a fixed direction",
           default=False),
-    Field("pressure", Number(), "plates: follower pressure along d3", optional=True),
+    Field("pressure", Number(), "plates: pressure along the current director d3, always a "
+          "follower load (`follower` does not apply); on the plate cells whose corners are all "
+          "in the set", optional=True),
     Field("time", TIME, "time function (default: constant 1)", optional=True),
 ), rules=(_at_least_one("force", "moment", "pressure"),))
 

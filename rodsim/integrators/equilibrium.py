@@ -96,9 +96,10 @@ def start(model, group: str, *, tol: float = 1e-8, max_steps: int = 10000, max_i
 
 def conservative(loads) -> bool:
     """Whether the loads derive from a potential (dead forces, gravity): only then is a
-    positive definite tangent stiffness the test of a stable equilibrium. Dead moments in 3D
-    and follower loads are not conservative."""
-    return not (np.any(loads.follower) or np.any(loads.moment != 0.0))
+    positive definite tangent stiffness the test of a stable equilibrium. Dead moments in 3D,
+    follower loads and follower pressure are not conservative."""
+    return not (np.any(loads.follower) or np.any(loads.moment != 0.0)
+                or np.any(loads.pressure != 0.0))
 
 
 def static_residual(eq: Equilibrium, load: float):

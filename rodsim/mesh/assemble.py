@@ -36,9 +36,10 @@ class Mesh:
     plates (P,4) int64 going round the element (triangles repeat their last node:
     plates[:, 3] == plates[:, 2]); plate_section (P,) int64 into section_names (the same
     tuple as the rods'); plate_part (P,) int64 into part_names; plate_frames (P,4,3,3) the
-    plate's reference frame at each corner (d1, d2 tangent, d3 the normal; a node shared with
-    a rod carries the rod's frame in ``frames``, so the element must apply the constant
-    offset frames[plates]^T plate_frames). Rod-only meshes have P = 0."""
+    plate's reference frame at each corner (d1, d2 tangent, d3 the cell normal). ``frames``
+    of a node shared by rods and plates is the rod's; the model then gives every plate node
+    the plates' frame (rodsim.case.model.plate_node_frames: d3 the mean normal) and the rods
+    keep their section frames through end offsets. Rod-only meshes have P = 0."""
 
     points: np.ndarray
     frames: np.ndarray
