@@ -155,3 +155,22 @@ solver: {analysis: equilibrium, scheme: implicit}
             tips.append(f["nodes/position"][-1][:, 2])
     assert tips[0].min() > -1e-12 and tips[0].max() > 1e-3
     np.testing.assert_allclose(tips[1], tips[0], atol=1e-12)
+
+
+def test_edge_force_is_lumped_along_the_boundary(tmp_path):
+    """edge_force is a force per unit length on the plate boundary edges in the set: on the
+    one-element-wide Sze 3.1 strip it is exactly the two nodal forces of the validation case,
+    and on a 4-element-wide strip the clamp carries its total, 4 x width."""
+    case = ROOT / "validation/sze_strip_shear/case.yaml"
+    line = "  - {set: strip.right, force: [0, 0, 2.0]}   # per node: Pmax = 4 over the 2 edge nodes"
+    assert line in case.read_text()
+    edge = tmp_path / "edge.yaml"
+    edge.write_text(case.read_text().replace(line, "  - {set: strip.x1, edge_force: [0, 0, 4]}"))
+    with h5py.File(_run(case, tmp_path, "solver.equilibrium.load_steps=4")) as f:
+        nodal = f["nodes/position"][-1]
+    with h5py.File(_run(edge, tmp_path, "solver.equilibrium.load_steps=4")) as f:
+        np.testing.assert_array_equal(f["nodes/position"][-1], nodal)
+    with h5py.File(_run(edge, tmp_path, "solver.equilibrium.load_steps=4",
+                        "mesh.0.rectangle.elements=[16, 4]")) as f:
+        reaction = f["nodes/reaction_force"][-1].sum(axis=0)
+    np.testing.assert_allclose(reaction, [0, 0, -4.0], atol=1e-9)

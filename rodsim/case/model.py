@@ -191,6 +191,29 @@ def _plates(mesh: Mesh, data: dict):
     return plates, frames
 
 
+def edge_lengths(mesh: Mesh, nodes: np.ndarray, path) -> dict:
+    """node -> the length it carries of a line load: half of each plate boundary edge (an edge
+    of exactly one plate cell) whose two ends are in nodes."""
+    count = {}
+    for cell in getattr(mesh, "plates", np.zeros((0, 4), dtype=np.int64)):
+        corners = list(dict.fromkeys(cell.tolist()))
+        for k in range(len(corners)):
+            a, b = corners[k], corners[(k + 1) % len(corners)]
+            key = (min(a, b), max(a, b))
+            count[key] = count.get(key, 0) + 1
+    inside = set(np.asarray(nodes).tolist())
+    out = {}
+    for (a, b), n in count.items():
+        if n == 1 and a in inside and b in inside:
+            half = 0.5 * float(np.linalg.norm(mesh.points[a] - mesh.points[b]))
+            out[a] = out.get(a, 0.0) + half
+            out[b] = out.get(b, 0.0) + half
+    if not out:
+        raise CaseError("edge_force acts on plate boundary edges, and this set holds none (both "
+                        "ends of an edge must be in the set)", key=render(path))
+    return out
+
+
 def _plates_within(mesh: Mesh, nodes: np.ndarray, path) -> np.ndarray:
     """Plate elements whose corners all belong to nodes."""
     cells = getattr(mesh, "plates", np.zeros((0, 4), dtype=np.int64))
@@ -255,6 +278,12 @@ def build(case: Case) -> Setup:
         if spec["force"] is not None or spec["moment"] is not None:
             loads.append(NodalLoad(nodes, spec["force"] or (0.0, 0.0, 0.0),
                                    spec["moment"] or (0.0, 0.0, 0.0), spec["follower"], tf))
+        if spec["edge_force"] is not None:
+            per_node = edge_lengths(mesh, nodes, ("loads", i, "set"))
+            force = np.asarray(spec["edge_force"], dtype=float)
+            for a, length in per_node.items():
+                loads.append(NodalLoad(np.array([a]), tuple(length * force),
+                                       follower=spec["follower"], time=tf))
     if len({g.time for g in gravity}) > 1:
         raise CaseError("all gravity entries must share one time function (or combine them)",
                         key="loads")

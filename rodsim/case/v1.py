@@ -321,8 +321,11 @@ NODE_LOAD = Record((
     Field("pressure", Number(), "plates: pressure along the current director d3, always a "
           "follower load (`follower` does not apply); on the plate cells whose corners are all "
           "in the set", optional=True),
+    Field("edge_force", POINT, "plates: force per unit length (global axes) along the plate "
+          "boundary edges whose two ends are in the set, lumped to their nodes (half an edge "
+          "each); dead, or follower with `follower: true`", optional=True),
     Field("time", TIME, "time function (default: constant 1)", optional=True),
-), rules=(_at_least_one("force", "moment", "pressure"),))
+), rules=(_at_least_one("force", "moment", "pressure", "edge_force"),))
 
 GRAVITY = Record((
     Field("gravity", POINT, "acceleration of gravity (length/time^2)"),
