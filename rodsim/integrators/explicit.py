@@ -443,13 +443,13 @@ def compute_forces(m, s, w, t, parallel):
 
     Returns (internal energy, external potential). The parallel kernels need numba's threading
     layer started, which make_workspace does (numba.get_num_threads)."""
-    s.f[:] = 0.0
-    s.tau[:] = 0.0
-    if parallel:
+    if parallel:  # the gather zeroes each node itself: no serial pass over f, tau
         _quaternions_parallel(s.rot, w.quat, w.blocks)
         u = assemble_forces_parallel(m.rods, s.x, s.rot, w.quat, s.f, s.tau, w.elem,
-                                     w.element_blocks, w.block_energy)  # fmt: skip
+                                     w.element_blocks, w.block_energy, True)  # fmt: skip
     else:
+        s.f[:] = 0.0
+        s.tau[:] = 0.0
         node_quaternions(s.rot, w.quat, 0, s.x.shape[0])
         u = assemble_forces(m.rods, s.x, s.rot, w.quat, s.f, s.tau)
     if m.plates.conn.shape[0] > 0:

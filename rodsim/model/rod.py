@@ -300,11 +300,14 @@ def _elements_to_work(el, x, rot, quat, work, lo, hi):
 
 
 @kernel(parallel=True)
-def assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, block_energy):
+def assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, block_energy,
+                             overwrite=False):
     """Parallel assemble_forces: contiguous element blocks (bounds (B+1,) int64) in parallel
     into ``work`` (E,2,6), their energies into block_energy (B,), then a race-free gather per
     node through the CSR map. The gather adds in the serial scatter's order, so f and tau are
-    bit-identical to assemble_forces; the energy is summed block by block."""
+    bit-identical to assemble_forces; the energy is summed block by block. overwrite: the
+    gather starts each node from zero instead of adding to f, tau (which then need no serial
+    zeroing pass: 0 + x is x, still bit-identical)."""
     # prange bodies may only capture arrays and scalars, not the named tuple; the element
     # loop is a call per block (an element inlined into the prange body trips numba 0.68's
     # array analysis)
@@ -312,6 +315,10 @@ def assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, block_energ
     for b in prange(bounds.shape[0] - 1):
         block_energy[b] = _elements_to_work(el, x, rot, quat, work, bounds[b], bounds[b + 1])
     for a in prange(x.shape[0]):
+        if overwrite:
+            for k in range(3):
+                f[a, k] = 0.0
+                tau[a, k] = 0.0
         for q in range(node_ptr[a], node_ptr[a + 1]):
             slot = node_slots[q]
             e = slot // 2
