@@ -116,6 +116,21 @@ def plate_node_frames(points, frames, plates) -> np.ndarray:
     return out
 
 
+def section_spec(data: dict, name: str, kind: str, key) -> dict:
+    """The `sections:` entry `name`, which elements of kind rod | plate use (key: where in
+    the case they name it)."""
+    if name not in data["sections"]:
+        close = difflib.get_close_matches(name, list(data["sections"]), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise CaseError(f"unknown section {name!r}{hint} (sections: "
+                        f"{', '.join(data['sections']) or 'none'})", key=render(key))
+    spec = data["sections"][name]
+    if spec["type"] != kind:
+        raise CaseError(f"section {name!r} is a {spec['type']} section; {kind} elements need "
+                        f"type: {kind}", key=render(key))
+    return spec
+
+
 def consistent_orientation(plates: np.ndarray) -> np.ndarray:
     """(P,) +-1: flips that make the node order of neighbouring plate cells agree (a shared
     edge runs opposite ways in the two cells), by a walk over each connected patch from its
@@ -167,14 +182,7 @@ def _plates(mesh: Mesh, data: dict):
     for s in np.unique(mesh.plate_section):
         name = mesh.section_names[s]
         where = np.flatnonzero(mesh.plate_section == s)
-        key = ("mesh", int(mesh.plate_part[where[0]]))
-        if name not in data["sections"]:
-            raise CaseError(f"unknown section {name!r} (sections: "
-                            f"{', '.join(data['sections']) or 'none'})", key=render(key))
-        spec = data["sections"][name]
-        if spec["type"] != "plate":
-            raise CaseError(f"section {name!r} is a {spec['type']} section; plate elements "
-                            "need type: plate", key=render(key))
+        spec = section_spec(data, name, "plate", ("mesh", int(mesh.plate_part[where[0]])))
         m = spec["material"]
         for k, v in (("E", m["E"]), ("nu", m["nu"]), ("rho", m["rho"]),
                      ("h", spec["thickness"]), ("k", spec["shear_factor"])):
@@ -237,16 +245,7 @@ def build(case: Case) -> Setup:
     rod_sections = {}
     for e_first in np.unique(mesh.section, return_index=True)[1]:
         name = mesh.section_names[mesh.section[e_first]]
-        key = _part_section_key(mesh, data, int(e_first))
-        if name not in data["sections"]:
-            close = difflib.get_close_matches(name, list(data["sections"]), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise CaseError(f"unknown section {name!r}{hint} (sections: "
-                            f"{', '.join(data['sections']) or 'none'})", key=render(key))
-        spec = data["sections"][name]
-        if spec["type"] != "rod":
-            raise CaseError(f"section {name!r} is a {spec['type']} section; rod elements need "
-                            "type: rod", key=render(key))
+        spec = section_spec(data, name, "rod", _part_section_key(mesh, data, int(e_first)))
         rod_sections[name] = section(spec, ("sections", name))
     per_element = [rod_sections[mesh.section_names[s]] for s in mesh.section]
     plates, frames = _plates(mesh, data)

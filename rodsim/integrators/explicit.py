@@ -219,14 +219,7 @@ def solve_rotation(inertia, y, fix, tol, max_iter):
     return f, max_iter, False
 
 
-@kernel(inline="always")
-def _mat_at(arr, a):
-    """The 3x3 block arr[a] as a row-major 9-tuple (element reads: a view would cost refcounts)."""
-    return (
-        arr[a, 0, 0], arr[a, 0, 1], arr[a, 0, 2],
-        arr[a, 1, 0], arr[a, 1, 1], arr[a, 1, 2],
-        arr[a, 2, 0], arr[a, 2, 1], arr[a, 2, 2],
-    )  # fmt: skip
+_mat_at = so3.mat_at  # the 3x3 block arr[a] as a row-major 9-tuple
 
 
 @kernel(inline="always")

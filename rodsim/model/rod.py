@@ -62,13 +62,7 @@ class RodElements(NamedTuple):
     has_offset: np.ndarray
 
 
-@kernel(inline="always")
-def _load_mat(rot, a):
-    return (
-        rot[a, 0, 0], rot[a, 0, 1], rot[a, 0, 2],
-        rot[a, 1, 0], rot[a, 1, 1], rot[a, 1, 2],
-        rot[a, 2, 0], rot[a, 2, 1], rot[a, 2, 2],
-    )  # fmt: skip
+_load_mat = so3.mat_at  # rot[a] (3,3) as a row-major 9-tuple
 
 
 @kernel(inline="always")
