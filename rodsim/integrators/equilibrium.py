@@ -16,6 +16,10 @@ at "time" lambda, see rodsim.case.model):
    tends to Newton as h grows. h grows by switched evolution relaxation (h^2 ~ 1/||R||) and is
    cut by 4 when a step's Newton solve fails; plain Newton (1.) is retried once the residual
    has dropped, and ends the load step.
+3. Under conservative loads only stable equilibria count (Solver.positive_definite: the
+   tangent stiffness positive definite), and each pseudo step must go downhill, so that past a
+   bifurcation the path leaves the unstable branch for the buckled one; if the iterate sits on
+   an unstable equilibrium it cannot leave (no imperfection), the load step stops with advice.
 
 The residual is measured as sqrt(sum |f|^2 + sum |m / L|^2) over the free components (L the
 model size) relative to the same norm of the applied loads plus the support reactions.
