@@ -84,3 +84,34 @@ def plate_strip(n1: int, n2: int, length: float = 12.0, width: float = 1.0, tria
         conn = quads
     frames = np.repeat(np.eye(3)[None], len(points), axis=0)
     return points, frames, np.array(conn, dtype=np.int64), index
+
+
+def energies_keeping_momenta(run, advance, calls: int, steps: int, lin_tol: float,
+                             ang_tol: float) -> list:
+    """Advance `run` calls x steps steps, asserting after each call that the total linear and
+    angular momenta equal the initial ones to lin_tol and ang_tol relative to their norms;
+    return the total energies, the initial one first."""
+    d0 = run.diagnostics()
+    energies = [d0.total]
+    for _ in range(calls):
+        advance(run, steps)
+        d = run.diagnostics()
+        energies.append(d.total)
+        np.testing.assert_allclose(d.linear_momentum, d0.linear_momentum, rtol=0,
+                                   atol=lin_tol * np.linalg.norm(d0.linear_momentum))
+        np.testing.assert_allclose(d.angular_momentum, d0.angular_momentum, rtol=0,
+                                   atol=ang_tol * np.linalg.norm(d0.angular_momentum))
+    return energies
+
+
+def cli_run(case, tmp_path, *overrides):
+    """`rodsim run CASE -o tmp_path/out.h5 -q --no-vtk --set ...`: (click result, results path)."""
+    from click.testing import CliRunner
+
+    from rodsim.cli import main
+
+    out = tmp_path / "out.h5"
+    args = ["run", str(case), "-o", str(out), "-q", "--no-vtk"]
+    for o in overrides:
+        args += ["--set", o]
+    return CliRunner().invoke(main, args), out

@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import GROUPS
+from conftest import GROUPS, cli_run
 
 from rodsim.cli import main
 from rodsim.errors import NumericalError
@@ -29,12 +29,7 @@ BEND_REFERENCE = np.array([-23.64597, 13.72080, 53.57765])
 
 
 def _run(case, tmp_path, *overrides):
-    out = tmp_path / "out.h5"
-    args = ["run", str(case), "-o", str(out), "-q", "--no-vtk"]
-    for o in overrides:
-        args += ["--set", o]
-    res = CliRunner().invoke(main, args)
-    return res, out
+    return cli_run(case, tmp_path, *overrides)
 
 
 @pytest.mark.parametrize("group", GROUPS)

@@ -7,10 +7,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from conftest import cli_run
 
 from rodsim import run as runner
-from rodsim.cli import main
 from rodsim.integrators import dynamics, implicit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,11 +18,7 @@ D = 1e6 * 1e-9 / 12 / (1 - 0.3**2)  # bending stiffness of inputs/plate/ss_plate
 
 
 def _run(case, tmp_path, *overrides):
-    out = tmp_path / "out.h5"
-    args = ["run", str(case), "-o", str(out), "-q", "--no-vtk"]
-    for o in overrides:
-        args += ["--set", o]
-    res = CliRunner().invoke(main, args)
+    res, out = cli_run(case, tmp_path, *overrides)
     assert res.exit_code == 0, res.output
     return out
 

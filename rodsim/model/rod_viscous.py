@@ -68,6 +68,8 @@ def damping_forces(el, x, rot, quat, vel, omg, beta, f, tau):
     h beta (Gamma'.C1 Gamma' + Omega'.C2 Omega') summed over the elements (>= 0)."""
     power = 0.0
     for e in range(el.conn.shape[0]):
+        # end frames loaded written out, not through _element_ends: the helper made the damped
+        # explicit step 16% slower (1000 elements: 206 -> 240 us/step, numba 0.68)
         i = el.conn[e, 0]
         j = el.conn[e, 1]
         qi = _load_quat(quat, i)
