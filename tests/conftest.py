@@ -49,6 +49,19 @@ def free_ring(n_elements: int = 80):
     return build_model(part.points, part.frames, part.conn, sec, loads=loads)
 
 
+def survives(model, dt, state=None, steps: int = 4000, kinetic_limit: float = 1e6) -> bool:
+    """Whether the explicit scheme runs `steps` steps of size dt from `state` (default: at rest)
+    without blowing up: no NumericalError and a kinetic energy below kinetic_limit."""
+    from rodsim.errors import NumericalError
+
+    try:
+        run = dynamics.start(model, dt, state=state)
+        dynamics.advance(run, steps)
+    except NumericalError:
+        return False
+    return run.diagnostics().kinetic < kinetic_limit
+
+
 def run_to(model, dt, t_end, **kw):
     run = dynamics.start(model, dt, **kw)
     dynamics.advance(run, int(round(t_end / dt)))

@@ -21,6 +21,7 @@ from rodsim.model.assembly import build_model
 from rodsim.model.loads import NodalLoad
 from rodsim.model.prescribed import Prescribed
 from rodsim.model.sections import section_from_resultants
+from rodsim.model.supports import Support
 
 RNG = np.random.default_rng(11)
 
@@ -201,7 +202,8 @@ def test_legendre_transforms_match_finite_differences(group):
 
 def _busy_model(damping=(0.02, 0.3)):
     """Two rods at a right angle (end frames), a follower load, a dead moment, gravity, a pin
-    with a free spin component and a prescribed rotation: every path of the residual."""
+    with a free spin component, a prescribed rotation and elastic supports with dashpots in
+    both frames: every path of the residual."""
     part_a = straight_rod([0, 0, 0], [1, 0, 0], 3, up=[0, 0, 1])
     part_b = straight_rod([1, 0, 0], [1, 1, 0.2], 3, up=[0, 0, 1])
     x0 = np.vstack([part_a.points, part_b.points[1:]])
@@ -222,7 +224,11 @@ def _busy_model(damping=(0.02, 0.3)):
                        gravity=[Gravity((0, 0, -9.81), timefunc.constant(1.0))],
                        prescribed=[Prescribed(np.array([6]), rotation=(0.0, 0.3, 0.1),
                                               time=timefunc.ramp(1.0))],
-                       damping=damping)
+                       damping=damping,
+                       supports=[Support(np.array([3]), (50, 60, 70), (4, 5, 6), (0.5, 0.6, 0.7),
+                                         (0.04, 0.05, 0.06), "section"),
+                                 Support(np.array([2, 5]), (30, 0, 20), (0, 3, 0), (0.2, 0, 0),
+                                         (0, 0, 0.03), "global")])
 
 
 @pytest.mark.parametrize("group", GROUPS)

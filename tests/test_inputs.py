@@ -112,3 +112,16 @@ def test_frame_from_gmsh(tmp_path):
         assert ux[-1].min() > 1e-4  # the gust pushed both corners along +x
         # the beam is axially stiff: both corners sway together
         np.testing.assert_allclose(ux[:, 0], ux[:, 1], atol=0.02 * np.abs(ux).max())
+
+
+def test_rail_on_a_foundation_matches_hetenyi(tmp_path):
+    """inputs/foundation/rail.yaml: the deflection under the wheel is P beta / (2k) within
+    0.5% (beta L = 11.8: the finite length changes it by ~exp(-beta L / 2) = 0.3%)."""
+    out = _run("foundation/rail.yaml", tmp_path)
+    ei, k, p = 6.38e6, 5.0e7, 1.0e5
+    beta = (k / (4 * ei)) ** 0.25
+    with h5py.File(out) as f:
+        z = f["nodes/position"][-1, :, 2]
+        reaction = f["nodes/reaction_force"][-1]
+    assert z.min() == pytest.approx(-p * beta / (2 * k), rel=5e-3)
+    assert reaction.sum(axis=0) == pytest.approx([0, 0, p], abs=1e-6 * p)

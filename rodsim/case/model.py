@@ -21,6 +21,7 @@ from rodsim.model.loads import Gravity, NodalLoad, Pressure
 from rodsim.model.plate import make_plates
 from rodsim.model.prescribed import Prescribed
 from rodsim.model.sections import RodSection, section_from_material, section_from_resultants
+from rodsim.model.supports import Support, foundation_scale
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,30 @@ def _plates_within(mesh: Mesh, nodes: np.ndarray, path) -> np.ndarray:
     return np.flatnonzero(inside)
 
 
+def elastic_supports(mesh: Mesh, data: dict) -> list[Support]:
+    """Support entries of the case's `supports:` (springs at node sets, foundations lumped to
+    the nodes of the rod elements they carry)."""
+    out = []
+    zero = (0.0, 0.0, 0.0)
+    for i, (tag, spec) in enumerate(data["supports"]):
+        nodes = nodes_of(mesh, spec[tag], ("supports", i, tag))
+        if tag == "set":
+            out.append(Support(nodes, spec["spring"] or zero, spec["rotational_spring"] or zero,
+                               spec["dashpot"] or zero, spec["rotational_dashpot"] or zero,
+                               spec["frame"]))  # fmt: skip
+            continue
+        length = np.linalg.norm(mesh.points[mesh.conn[:, 1]] - mesh.points[mesh.conn[:, 0]],
+                                axis=1)  # fmt: skip
+        carried, share = foundation_scale(mesh.conn, length, nodes)
+        if len(carried) == 0:
+            raise CaseError("a foundation acts on rod elements, and this set holds none (both "
+                            "ends of an element must be in the set)",
+                            key=render(("supports", i, "foundation")))
+        out.append(Support(carried, spec["modulus"], dashpot=spec["damping"] or zero,
+                           frame=spec["frame"], scale=share))
+    return out
+
+
 def build(case: Case) -> Setup:
     """Mesh, sections, supports, loads and masses of a case, as a Model.
 
@@ -305,7 +330,8 @@ def build(case: Case) -> Setup:
                         end_frames=mesh.end_frames, prescribed=prescribed,
                         damping=(data["solver"]["damping"]["strain_rate"],
                                  data["solver"]["damping"]["mass"]),
-                        plates=plates, pressures=pressures)
+                        plates=plates, pressures=pressures,
+                        supports=elastic_supports(mesh, data))
     # the mesh as the model sees it (HDF5 mesh/frames, ParaView directors): plate nodes carry
     # the plates' frames
     return Setup(case, dataclasses.replace(mesh, frames=frames), model, rod_sections)

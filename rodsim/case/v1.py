@@ -337,6 +337,39 @@ LOAD = Tagged((
     ("gravity", GRAVITY, False, "gravity on every mass"),
 ))
 
+STIFFNESS = Vector(item=NONNEGATIVE)
+FRAME = Field("frame", Text(choices=("global", "section")), "axes of the per-direction values: "
+              "global, or the node's reference section frame d1 d2 d3 (fixed in space)",
+              default="global")
+
+SPRING = Record((
+    Field("set", SET_NAME, "node set; every node of it gets the springs and dashpots"),
+    Field("spring", STIFFNESS, "translational stiffness per direction (force/length): "
+          "f = -K (x - x0)", optional=True),
+    Field("rotational_spring", STIFFNESS, "rotational stiffness per direction "
+          "(moment/radian) on psi = log(Lambda0^T Lambda)", optional=True),
+    Field("dashpot", STIFFNESS, "translational damping per direction (force/velocity)",
+          optional=True),
+    Field("rotational_dashpot", STIFFNESS, "rotational damping per direction "
+          "(moment x time/radian) on the rate of psi", optional=True),
+    FRAME,
+), rules=(_at_least_one("spring", "rotational_spring", "dashpot", "rotational_dashpot"),))
+
+FOUNDATION = Record((
+    Field("foundation", SET_NAME, "node set; the foundation acts on the rod elements whose "
+          "two ends are in it, lumped to their nodes (half an element each)"),
+    Field("modulus", STIFFNESS, "foundation modulus per direction (force per length of rod "
+          "per displacement)"),
+    Field("damping", STIFFNESS, "viscous foundation per direction (force per length per "
+          "velocity)", optional=True),
+    FRAME,
+))
+
+SUPPORT = Tagged((
+    ("set", SPRING, False, "springs and dashpots to the ground at every node of a set"),
+    ("foundation", FOUNDATION, False, "elastic (Winkler) foundation along rods"),
+))
+
 INERTIA = Either((Vector(item=NONNEGATIVE), Vector(item=Vector())))
 
 
@@ -443,6 +476,8 @@ CASE = Record((
     Field("merge_tolerance", NONNEGATIVE, "nodes of different parts closer than this are "
           "merged (default: 1e-8 x the model size)", optional=True),
     Field("boundary", ListOf(BOUNDARY), "supports and prescribed motions", default=[]),
+    Field("supports", ListOf(SUPPORT), "elastic supports: springs and dashpots to the ground, "
+          "elastic foundations", default=[]),
     Field("loads", ListOf(LOAD), "nodal loads and gravity", default=[]),
     Field("masses", ListOf(MASS), "point masses with rotary inertia", default=[]),
     Field("initial", INITIAL, "initial conditions (default: at rest in the reference)",

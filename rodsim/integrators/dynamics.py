@@ -15,7 +15,6 @@ from rodsim.integrators.diagnostics import Diagnostics, diagnostics
 from rodsim.integrators.explicit import (
     COEFFICIENTS,
     GROUPS,
-    ModelArrays,
     Settings,
     StateArrays,
     make_workspace,
@@ -67,12 +66,6 @@ class Explicit:
     def time(self) -> float:
         return self.t0 + self.step * self.settings.dt
 
-    @property
-    def arrays(self) -> ModelArrays:
-        m = self.model
-        return ModelArrays(m.rods, m.loads, m.mass, m.inertia, m.fixed, m.rot0, m.x0,
-                           m.prescribed, m.beta, m.alpha, m.plates)
-
     def diagnostics(self) -> Diagnostics:
         return diagnostics(self.model, self.state, self.internal, self.external)
 
@@ -103,15 +96,16 @@ def start(
     log.debug("explicit %s order %d, dt %g, %d nodes, %d elements, parallel %s", group, order,
               dt, model.n_nodes, model.n_elements, parallel)  # fmt: skip
     run.internal, run.external = explicit.compute_forces(
-        run.arrays, state, run.work, t0, settings.parallel
+        model.nodes, model.terms, state, run.work, t0, settings.parallel
     )
     return run
 
 
 def advance(run: Explicit, n_steps: int) -> None:
     """Advance n_steps steps; raise NumericalError with advice on failure."""
+    m = run.model
     done, status, u, v, max_its, sum_its = explicit.advance(
-        run.arrays, run.state, run.settings, run.work, run.t0, run.step, int(n_steps)
+        m.nodes, m.terms, run.state, run.settings, run.work, run.t0, run.step, int(n_steps)
     )
     run.step += done
     run.internal, run.external = u, v

@@ -42,12 +42,8 @@ from rodsim.integrators.lavi import (
 )
 from rodsim.jit import kernel
 from rodsim.lie import so3
-from rodsim.model.loads import external_forces, plate_pressure
-from rodsim.model.plate_kernels import assemble_plate_forces
-from rodsim.model.plate_viscous import plate_damping_forces
+from rodsim.model import forces
 from rodsim.model.prescribed import impose
-from rodsim.model.rod import assemble_forces, assemble_forces_parallel, node_quaternions
-from rodsim.model.rod_viscous import damping_forces
 
 SO3XR3 = 0
 SE3 = 1
@@ -63,22 +59,6 @@ COEFFICIENTS = {
 OK = 0
 NEWTON_FAILED = 1
 NOT_FINITE = 2
-
-
-class ModelArrays(NamedTuple):
-    """The model as the kernels read it (see rodsim.model.assembly.Model)."""
-
-    rods: object
-    loads: object
-    mass: np.ndarray
-    inertia: np.ndarray
-    fixed: np.ndarray
-    rot0: np.ndarray
-    x0: np.ndarray
-    prescribed: object
-    beta: float
-    alpha: float
-    plates: object
 
 
 class StateArrays(NamedTuple):
@@ -107,8 +87,8 @@ class Settings(NamedTuple):
 class Workspace(NamedTuple):
     """Scratch: iters (N,) Newton iterations of the last drift (-1: failed), lin (N,6,7) local
     linear systems (SE3), elem (E,2,6) element contributions (parallel assembly), quat (N,4)
-    nodal quaternions (assembly), blocks (B+1,) and element_blocks (B+1,) int64 node and
-    element block bounds of the parallel kernels (one contiguous block per thread),
+    nodal quaternions (the force terms read them), blocks (B+1,) and element_blocks (B+1,)
+    int64 node and element block bounds of the parallel kernels (one contiguous block per thread),
     block_energy (B,) the elastic energy per element block, vel, omg (N,3) nodal velocities
     (damping)."""
 
@@ -427,52 +407,39 @@ def _kick_parallel(m, s, w, h):
 @kernel(parallel=True)
 def _quaternions_parallel(rot, quat, bounds):
     for b in prange(bounds.shape[0] - 1):
-        node_quaternions(rot, quat, bounds[b], bounds[b + 1])
+        forces.quaternions(rot, quat, bounds[b], bounds[b + 1])
 
 
 @kernel
-def compute_forces(m, s, w, t, parallel):
-    """Overwrite (f, tau) with the internal + external forces at time t.
+def compute_forces(nodes, terms, s, w, t, parallel):
+    """Overwrite (f, tau) with the forces of every term (rodsim.model.forces) at time t.
 
     Returns (internal energy, external potential). The parallel kernels need numba's threading
     layer started, which make_workspace does (numba.get_num_threads)."""
-    if parallel:  # the gather zeroes each node itself: no serial pass over f, tau
+    if parallel:
         _quaternions_parallel(s.rot, w.quat, w.blocks)
-        u = assemble_forces_parallel(m.rods, s.x, s.rot, w.quat, s.f, s.tau, w.elem,
-                                     w.element_blocks, w.block_energy, True)  # fmt: skip
+        u, v = forces.forces_parallel(terms, s.x, s.rot, w.quat, t, s.f, s.tau, w)
     else:
-        s.f[:] = 0.0
-        s.tau[:] = 0.0
-        node_quaternions(s.rot, w.quat, 0, s.x.shape[0])
-        u = assemble_forces(m.rods, s.x, s.rot, w.quat, s.f, s.tau)
-    if m.plates.conn.shape[0] > 0:
-        u += assemble_plate_forces(m.plates, s.x, s.rot, s.f, s.tau)
-        plate_pressure(m.loads, m.plates, t, s.x, s.rot, s.f)
-    v = external_forces(m.loads, t, s.x, s.rot, m.rot0, m.mass, s.f, s.tau)
-    if m.beta > 0.0 or m.alpha > 0.0:
+        forces.quaternions(s.rot, w.quat, 0, s.x.shape[0])
+        u, v = forces.forces(terms, s.x, s.rot, w.quat, t, s.f, s.tau, forces.ALL)
+    if terms.damped:
         # Lagrange-d'Alembert forces from the current momenta (in the step: p at n + 1/2,
-        # lagged by half a step, which keeps the scheme explicit); they sum to zero force and
-        # moment, so damping leaves the momenta of a free body alone (alpha excepted)
-        # serial, also in parallel runs: at 1000 elements a damped step costs 266 us against
-        # 105 us undamped (nodal velocities, strain rates, a second force map)
-        nodal_velocities(m.mass, m.inertia, s.rot, s.p, s.pi, w.vel, w.omg)
-        if m.beta > 0.0:
-            damping_forces(m.rods, s.x, s.rot, w.quat, w.vel, w.omg, m.beta, s.f, s.tau)
-            plate_damping_forces(m.plates, s.x, s.rot, w.vel, w.omg, m.beta, s.f, s.tau)
-        if m.alpha > 0.0:
-            for a in range(s.x.shape[0]):
-                for k in range(3):
-                    s.f[a, k] -= m.alpha * s.p[a, k]
+        # lagged by half a step, which keeps the scheme explicit); serial, also in parallel
+        # runs: at 1000 elements a damped step costs 266 us against 105 us undamped (nodal
+        # velocities, strain rates, a second force map)
+        nodal_velocities(nodes.mass, nodes.inertia, s.rot, s.p, s.pi, w.vel, w.omg)
+        forces.add_damping(terms, s.x, s.rot, w.quat, s.p, w.vel, w.omg, s.f, s.tau)
     return u, v
 
 
 @kernel
-def advance(m, s, cfg, w, t0, k0, n_steps):
+def advance(m, terms, s, cfg, w, t0, k0, n_steps):
     """Advance n_steps steps of size cfg.dt from step index k0 (time t0 + k0 dt would drift by
     round-off, so times are t0 + k dt). On entry (f, tau) must hold the forces at the current
     state. Returns (steps done, status, internal energy, external potential, max Newton
     iterations, total Newton iterations). status: OK, NEWTON_FAILED or NOT_FINITE; on failure
-    the state is that of the failed step (the caller keeps its last good frame).
+    the state is that of the failed step (the caller keeps its last good frame). m: the nodes
+    (rodsim.model.assembly.NodeArrays), terms: the force terms (rodsim.model.forces).
     """
     u = 0.0
     v = 0.0
@@ -499,7 +466,7 @@ def advance(m, s, cfg, w, t0, k0, n_steps):
                 t_sub = t0 + (k0 + k + 1) * cfg.dt  # land exactly on the grid
             if m.prescribed.node.shape[0] > 0:  # prescribed dofs are fixed in the drift
                 impose(m.prescribed, t_sub, m.x0, m.rot0, s.x, s.rot)
-            u, v = compute_forces(m, s, w, t_sub, cfg.parallel)
+            u, v = compute_forces(m, terms, s, w, t_sub, cfg.parallel)
             if cfg.parallel:
                 _kick_parallel(m, s, w, h)
             else:

@@ -19,14 +19,12 @@ from scipy.sparse.linalg import splu
 from rodsim.errors import NumericalError
 from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import Diagnostics, diagnostics
-from rodsim.integrators.explicit import GROUPS, ModelArrays, StateArrays
-from rodsim.integrators.sparsity import Pattern, coupled_pairs, make_pattern
+from rodsim.integrators.explicit import GROUPS, StateArrays
+from rodsim.integrators.sparsity import Pattern, make_pattern
 from rodsim.jit import kernel
 from rodsim.lie import so3
-from rodsim.model import loads as loadmod
-from rodsim.model import rod, rod_viscous
+from rodsim.model import forces
 from rodsim.model.assembly import Model
-from rodsim.model.plate_kernels import assemble_plate_forces, plate_strains
 from rodsim.model.prescribed import impose
 from rodsim.model.timefunc import evaluate_packed
 
@@ -64,22 +62,18 @@ class Solver:
     work: vr.Work = field(repr=False)
     data: np.ndarray = field(repr=False)
 
-    @property
-    def arrays(self) -> ModelArrays:
-        m = self.model
-        return ModelArrays(m.rods, m.loads, m.mass, m.inertia, m.fixed, m.rot0, m.x0,
-                           m.prescribed, m.beta, m.alpha, m.plates)
-
     def residual(self, sd: vr.StepData, xi: np.ndarray):
         """(rows (N,6) float, post (N,6) float) at xi."""
         out = np.zeros(xi.shape, dtype=np.complex128)
         post = np.zeros(xi.shape, dtype=np.complex128)
-        vr.residual(self.arrays, sd, xi.astype(np.complex128), self.work, out, post)
+        m = self.model
+        vr.residual(m.nodes, m.terms, sd, xi.astype(np.complex128), self.work, out, post)
         return out.real.copy(), post.real.copy()
 
     def matrix(self, sd: vr.StepData, xi: np.ndarray) -> sp.csc_matrix:
         p = self.pattern
-        vr.jacobian(self.arrays, sd, xi, self.work, p.color_ptr, p.color_nodes, p.col_ptr,
+        m = self.model
+        vr.jacobian(m.nodes, m.terms, sd, xi, self.work, p.color_ptr, p.color_nodes, p.col_ptr,
                     p.col_rows, p.col_blocks, EPS, self.data)  # fmt: skip
         n = 6 * self.model.n_nodes
         return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
@@ -170,11 +164,10 @@ def make_solver(model: Model, group: str) -> Solver:
         raise ValueError(f"group must be one of {sorted(GROUPS)}, got {group!r}")
     extent = np.ptp(model.x0, axis=0) if model.n_nodes else np.zeros(3)
     length = float(np.linalg.norm(extent)) or 1.0
-    pattern = make_pattern(coupled_pairs(model), model.n_nodes)
+    pattern = make_pattern(forces.coupled_pairs(model.terms), model.n_nodes)
     n_blocks = len(pattern.indices)
     return Solver(model, int(group == "SE3"), pattern, length, roundoff_floor(model, length),
-                  vr.make_work(model.n_nodes, model.n_elements, model.n_plates),
-                  np.zeros((n_blocks, 6, 6)))
+                  vr.make_work(model.terms, model.n_nodes), np.zeros((n_blocks, 6, 6)))
 
 
 def roundoff_floor(model: Model, length: float) -> float:
@@ -229,28 +222,20 @@ def step_data(solver: Solver, x, rot, quat, mom, h: float, t_load: float, t_targ
     """StepData for a solve starting at (x, rot, quat) with momentum mom (N,6); supported
     components aim at their values at t_target."""
     m = solver.model
-    n, e = m.n_nodes, m.n_elements
-    gamma, omega = np.zeros((e, 3)), np.zeros((e, 3))
-    npl = m.n_plates
-    p_eps, p_kap = np.zeros((npl, 4, 3)), np.zeros((npl, 4, 3))
-    p_gam, p_drl = np.zeros((npl, 4, 2)), np.zeros((npl, 4))
-    if mode == vr.DYNAMIC and m.beta > 0.0:
-        rod_viscous.element_strains(m.rods, x, rot, quat, gamma, omega)
-        if npl:
-            plate_strains(m.plates, x, rot, p_eps, p_kap, p_gam, p_drl)
+    n = m.n_nodes
+    strains = forces.make_strains(m.terms)
+    if mode == vr.DYNAMIC and m.terms.damped:
+        forces.strains(m.terms, x, rot, quat, strains)
     target_x, target_rot = np.empty((n, 3)), np.empty((n, 3))
     flags = np.zeros(n, dtype=np.int64)
     prescribed_targets(m.prescribed, t_target, m.x0, m.rot0, x, rot, target_x, target_rot, flags)
-    return vr.StepData(x, rot, quat, mom, gamma, omega, target_x, target_rot, flags, float(h),
-                       float(t_load), int(mode), solver.se3, p_eps, p_kap, p_gam, p_drl)
+    return vr.StepData(x, rot, quat, mom, strains, target_x, target_rot, flags, float(h),
+                       float(t_load), int(mode), solver.se3)
 
 
 def applied_norm(solver: Solver, x, rot, t: float) -> float:
     """Weighted norm of the external loads at time t (the equilibrium residual's scale)."""
-    m = solver.model
-    f, tau = np.zeros_like(x), np.zeros_like(x)
-    loadmod.external_forces(m.loads, t, x, rot, m.rot0, m.mass, f, tau)
-    loadmod.plate_pressure(m.loads, m.plates, t, x, rot, f)
+    f, tau = forces.applied_loads(solver.model.terms, x, rot, t)
     return weighted_norm(np.hstack([f, tau]), solver.length)
 
 
@@ -334,13 +319,8 @@ class Implicit:
 
 
 def _energies(run) -> None:
-    m, st = run.model, run.state
-    f, tau = np.zeros_like(st.x), np.zeros_like(st.x)
-    run.internal = rod.internal_forces(m.rods, st.x, st.rot, f, tau)
-    if m.n_plates:
-        run.internal += assemble_plate_forces(m.plates, st.x, st.rot, f, tau)
-    run.external = loadmod.external_forces(m.loads, run.time, st.x, st.rot, m.rot0, m.mass, f,
-                                           tau)  # fmt: skip
+    run.internal, run.external = forces.energies(run.model.terms, run.state.x, run.state.rot,
+                                                 run.time)  # fmt: skip
 
 
 def start(model: Model, dt: float, *, group: str = "SO3xR3", state: StateArrays,

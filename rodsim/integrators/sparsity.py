@@ -1,6 +1,7 @@
 """Sparsity of the implicit scheme's Jacobian: the node graph of the elements, its block (BSR)
 pattern and a distance-2 node colouring for the coloured complex-step differentiation
-(rodsim.integrators.vi_residual.jacobian). Built once per model, in Python."""
+(rodsim.integrators.vi_residual.jacobian). Built once per model, in Python, from the node
+pairs the force terms couple (rodsim.model.forces.coupled_pairs)."""
 
 from dataclasses import dataclass
 
@@ -73,16 +74,3 @@ def make_pattern(conn: np.ndarray, n_nodes: int) -> Pattern:
     color_ptr[1:] = np.cumsum(np.bincount(color, minlength=len(color_ptr) - 1))
     return Pattern(indptr, indices, indptr.copy(), col_rows, col_blocks, color_ptr,
                    order.astype(np.int64))  # fmt: skip
-
-
-def coupled_pairs(model) -> np.ndarray:
-    """(M,2) node pairs coupled by an element: the rods' ends and every pair of a plate's
-    corners."""
-    pairs = [model.rods.conn]
-    pc = model.plates.conn
-    for i in range(4):
-        for j in range(i + 1, 4):
-            pairs.append(pc[:, [i, j]])
-    return np.ascontiguousarray(np.concatenate(pairs).reshape(-1, 2), dtype=np.int64)
-
-

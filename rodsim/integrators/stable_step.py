@@ -7,7 +7,8 @@ from its 12x12 tangent stiffness at the reference state (central differences of 
 internal-force kernel) against its own share of the lumped mass and rotary inertia. This
 captures the axial and shear wave limits h/c, the shear–rotation cut-off sqrt(GA/rhoI) and
 bending/torsion, whichever governs (notes/seed_004 §4.10, seed_001 §6.4). Point masses only
-lower the frequencies, so the estimate stays on the safe side.
+lower the frequencies, so the estimate stays on the safe side. Elastic supports and dashpots
+(rodsim.model.supports) raise the bound as stable_step explains.
 """
 
 import numpy as np
@@ -17,6 +18,7 @@ from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model.plate import plate_max_frequencies
 from rodsim.model.rod import element_response, end_frames_of
+from rodsim.model.supports import support_frequencies
 
 
 @kernel
@@ -148,9 +150,24 @@ def stable_step(model, order: int = 2) -> float:
         omega = np.concatenate([omega, plate_max_frequencies(model.plates, model.x0,
                                                              model.rot0)])
     omega = omega[omega > 0.0]
-    if omega.size == 0:
+    sp = model.supports
+    if sp.node.shape[0]:
+        # elastic supports add a stiffness K_s: lambda_max(M^-1 (K_e + K_s)) <= the elements'
+        # bound + the supports' largest k/m, so each element's top frequency is raised by the
+        # stiffest spring and each spring's by the elements' top frequency
+        spring2, rate = support_frequencies(sp, model.mass, model.inertia)
+        top2 = float(omega.max()) ** 2 if omega.size else 0.0
+        omega = np.sqrt(omega**2 + spring2.max())
+        # a spring mode decays at rate r = c/(2m) + alpha/2: the damped central-difference
+        # limit 2/omega (sqrt(1 + xi^2) - xi) with xi = r/omega, written to hold at omega = 0
+        r = rate + 0.5 * model.alpha
+        spring_dt = 2.0 / (np.sqrt(spring2 + top2 + r * r) + r)
+    else:
+        spring_dt = np.zeros(0)
+    spring_dt = spring_dt[np.isfinite(spring_dt)]
+    if omega.size == 0 and spring_dt.size == 0:
         return np.inf
     # damping ratio of each element's top mode: beta omega / 2 (strain rate) + alpha/(2 omega)
     xi = 0.5 * model.beta * omega + 0.5 * model.alpha / omega
     dt = 2.0 / omega * (np.sqrt(1.0 + xi * xi) - xi)  # central difference with damping
-    return float(dt.min()) * composition_stability_factor(order)
+    return float(np.concatenate([dt, spring_dt]).min()) * composition_stability_factor(order)

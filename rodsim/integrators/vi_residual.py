@@ -25,8 +25,7 @@ import numpy as np
 from rodsim.integrators import cayley
 from rodsim.jit import kernel
 from rodsim.lie import so3
-from rodsim.model import loads as loadmod
-from rodsim.model import plate_kernels, plate_viscous, rod, rod_viscous
+from rodsim.model import forces as fterms
 
 DYNAMIC = 0
 STATIC = 1
@@ -37,19 +36,18 @@ class StepData(NamedTuple):
 
     x (N,3), rot (N,3,3), quat (N,4) configuration g_k; mom (N,6) right-trivialised momentum at
     g_k (SO3xR3: spatial linear, body angular; SE3: body linear, body angular), translation
-    first; gamma, omega (E,3) strains at g_k (damping); target_x (N,3) supported positions at
-    k+1; target_rot (N,3) body Cayley increment to the prescribed rotation at k+1;
-    rot_prescribed (N,) int64; h the step, t the load time (midpoint time in dynamics, the
-    load multiplier in statics); mode DYNAMIC | STATIC; se3 0 | 1; p_eps, p_kappa (P,4,3),
-    p_gamma (P,4,2), p_drill (P,4) the plates' strains at g_k (damping).
+    first; strains: the force terms' strains at g_k (damping, rodsim.model.forces.Strains);
+    target_x (N,3) supported positions at k+1; target_rot (N,3) body Cayley increment to the
+    prescribed rotation at k+1; rot_prescribed (N,) int64; h the step, t the load time
+    (midpoint time in dynamics, the load multiplier in statics); mode DYNAMIC | STATIC;
+    se3 0 | 1.
     """
 
     x: np.ndarray
     rot: np.ndarray
     quat: np.ndarray
     mom: np.ndarray
-    gamma: np.ndarray
-    omega: np.ndarray
+    strains: fterms.Strains
     target_x: np.ndarray
     target_rot: np.ndarray
     rot_prescribed: np.ndarray
@@ -57,17 +55,12 @@ class StepData(NamedTuple):
     t: float
     mode: int
     se3: int
-    p_eps: np.ndarray
-    p_kappa: np.ndarray
-    p_gamma: np.ndarray
-    p_drill: np.ndarray
 
 
 class Work(NamedTuple):
     """complex128 scratch: trial/midpoint configuration xb (N,3), rb (N,3,3), qb (N,4); end
-    configuration x1, r1, q1; forces f, tau (N,3); strains g1, o1 and viscous resultants
-    nd, md (E,3); reaction (N,6); plates: strains at k+1 pe, pk (P,4,3), pg (P,4,2), pd (P,4)
-    and viscous resultants pn, pm, pq, pr of the same shapes."""
+    configuration x1, r1, q1; forces f, tau (N,3); reaction (N,6); the terms' strains at the
+    end of the step (end) and viscous resultants (res) for the damping."""
 
     xb: np.ndarray
     rb: np.ndarray
@@ -77,34 +70,20 @@ class Work(NamedTuple):
     q1: np.ndarray
     f: np.ndarray
     tau: np.ndarray
-    g1: np.ndarray
-    o1: np.ndarray
-    nd: np.ndarray
-    md: np.ndarray
     reaction: np.ndarray
-    pe: np.ndarray
-    pk: np.ndarray
-    pg: np.ndarray
-    pd: np.ndarray
-    pn: np.ndarray
-    pm: np.ndarray
-    pq: np.ndarray
-    pr: np.ndarray
+    end: fterms.Strains
+    res: fterms.Resultants
 
 
-def make_work(n_nodes: int, n_elements: int, n_plates: int = 0) -> Work:
-    """complex128 scratch for a model of n_nodes nodes, n_elements rods and n_plates plates."""
+def make_work(terms: fterms.ForceTerms, n_nodes: int) -> Work:
+    """complex128 scratch for a model of n_nodes nodes and force terms `terms`."""
     c = np.complex128
-    p = n_plates
+    n = n_nodes
     return Work(
-        np.zeros((n_nodes, 3), c), np.zeros((n_nodes, 3, 3), c), np.zeros((n_nodes, 4), c),
-        np.zeros((n_nodes, 3), c), np.zeros((n_nodes, 3, 3), c), np.zeros((n_nodes, 4), c),
-        np.zeros((n_nodes, 3), c), np.zeros((n_nodes, 3), c), np.zeros((n_elements, 3), c),
-        np.zeros((n_elements, 3), c), np.zeros((n_elements, 3), c),
-        np.zeros((n_elements, 3), c), np.zeros((n_nodes, 6), c),
-        np.zeros((p, 4, 3), c), np.zeros((p, 4, 3), c), np.zeros((p, 4, 2), c),
-        np.zeros((p, 4), c), np.zeros((p, 4, 3), c), np.zeros((p, 4, 3), c),
-        np.zeros((p, 4, 2), c), np.zeros((p, 4), c),
+        np.zeros((n, 3), c), np.zeros((n, 3, 3), c), np.zeros((n, 4), c),
+        np.zeros((n, 3), c), np.zeros((n, 3, 3), c), np.zeros((n, 4), c),
+        np.zeros((n, 3), c), np.zeros((n, 3), c), np.zeros((n, 6), c),
+        fterms.make_strains(terms, c), fterms.make_resultants(terms, c),
     )  # fmt: skip
 
 
@@ -163,44 +142,14 @@ def configurations(sd, xi, w):
 
 
 @kernel
-def forces(m, sd, w):
-    """Element, viscous and external forces (spatial) at the configuration xb, rb into
-    w.f, w.tau."""
-    w.f[:] = 0.0
-    w.tau[:] = 0.0
-    rod.assemble_forces(m.rods, w.xb, w.rb, w.qb, w.f, w.tau)
-    if sd.mode == DYNAMIC and m.beta > 0.0:
-        # objective strain-rate damping through the midpoint: resultants beta C (eps_k+1 -
-        # eps_k)/h, a Lagrange-d'Alembert force orthogonal to rigid motions (notes/seed_001
-        # §10.2), so both momenta stay exact
-        rod_viscous.element_strains(m.rods, w.x1, w.r1, w.q1, w.g1, w.o1)
-        c = m.beta / sd.h
-        el = m.rods
-        for e in range(el.conn.shape[0]):
-            for k in range(3):
-                w.nd[e, k] = c * el.c1[e, k] * (w.g1[e, k] - sd.gamma[e, k])
-                w.md[e, k] = c * el.c2[e, k] * (w.o1[e, k] - sd.omega[e, k])
-        rod_viscous.resultant_forces(el, w.xb, w.rb, w.qb, w.nd, w.md, w.f, w.tau)
-    pl = m.plates
-    if pl.conn.shape[0] > 0:
-        plate_kernels.assemble_plate_forces(pl, w.xb, w.rb, w.f, w.tau)
-        loadmod.plate_pressure(m.loads, pl, sd.t, w.xb, w.rb, w.f)
-        if sd.mode == DYNAMIC and m.beta > 0.0:
-            plate_kernels.plate_strains(pl, w.x1, w.r1, w.pe, w.pk, w.pg, w.pd)
-            c = 1.0 / sd.h
-            for e in range(pl.conn.shape[0]):
-                for s in range(4):
-                    for k in range(3):
-                        w.pe[e, s, k] = c * (w.pe[e, s, k] - sd.p_eps[e, s, k])
-                        w.pk[e, s, k] = c * (w.pk[e, s, k] - sd.p_kappa[e, s, k])
-                    for k in range(2):
-                        w.pg[e, s, k] = c * (w.pg[e, s, k] - sd.p_gamma[e, s, k])
-                    w.pd[e, s] = c * (w.pd[e, s] - sd.p_drill[e, s])
-            plate_viscous.viscous_resultants(pl, m.beta, w.pe, w.pk, w.pg, w.pd, w.pn, w.pm,
-                                             w.pq, w.pr)  # fmt: skip
-            plate_kernels.plate_resultant_forces(pl, w.xb, w.rb, w.pn, w.pm, w.pq, w.pr, w.f,
-                                                 w.tau)  # fmt: skip
-    loadmod.external_forces(m.loads, sd.t, w.xb, w.rb, m.rot0, m.mass, w.f, w.tau)
+def forces(terms, sd, xi, w):
+    """The force terms (rodsim.model.forces) at the configuration xb, rb into w.f, w.tau; in
+    dynamics plus the damping forces of the step g_k -> g_k+1 (Lagrange-d'Alembert forces
+    through the midpoint, orthogonal to rigid motions, so both momenta stay exact)."""
+    fterms.forces(terms, w.xb, w.rb, w.qb, sd.t, w.f, w.tau, fterms.ALL)
+    if sd.mode == DYNAMIC and terms.damped:
+        fterms.add_step_damping(terms, sd.strains, w.end, w.res, w.x1, w.r1, w.q1, w.xb, w.rb,
+                                w.qb, xi, sd.h, sd.se3 == 1, w.f, w.tau)  # fmt: skip
 
 
 @kernel(inline="always")
@@ -218,11 +167,9 @@ def _node_balance(m, sd, xi, w, a, se3):
     tau = _vec(w.tau, a, 0)
     inertia = so3.mat_at(m.inertia, a)
     mass = m.mass[a]
-    # right-trivialised gradient at g_bar (minus the force), plus mass-proportional damping
+    # right-trivialised gradient at g_bar: minus the force (damping included)
     g_w = so3.scale(-1.0, so3.matTvec(rb, tau))
     g_v = so3.scale(-1.0, so3.matTvec(rb, f) if se3 else f)
-    if m.alpha > 0.0:  # nodal force -alpha m v, as in the explicit scheme (INTERFACE.md)
-        g_v = so3.add(g_v, so3.scale(m.alpha * mass, v))
     mu_w, mu_v = cayley.dtau_inv_transpose(p_w, p_v, so3.matvec(inertia, omg),
                                            so3.scale(mass, v), se3)  # fmt: skip
     s_w, s_v = cayley.half_step(p_w, p_v, se3)
@@ -243,12 +190,13 @@ def _node_balance(m, sd, xi, w, a, se3):
 
 
 @kernel
-def residual(m, sd, xi, w, out, post):
+def residual(m, terms, sd, xi, w, out, post):
     """Residual rows (N,6) into out (spatial, translation first, constraints substituted) and,
     in dynamics, the momentum mu - h W (N,6), right-trivialised at k, into post. xi, out, post
-    complex128 (N,6). Returns nothing; reactions in w.reaction."""
+    complex128 (N,6); m the nodes (rodsim.model.assembly.NodeArrays), terms the force terms.
+    Returns nothing; reactions in w.reaction."""
     configurations(sd, xi, w)
-    forces(m, sd, w)
+    forces(terms, sd, xi, w)
     se3 = sd.se3 == 1
     for a in range(sd.x.shape[0]):
         if sd.mode == DYNAMIC:
@@ -284,7 +232,7 @@ def residual(m, sd, xi, w, out, post):
 
 
 @kernel
-def jacobian(m, sd, xi, w, color_ptr, color_nodes, col_ptr, col_rows, col_blocks, eps, data):
+def jacobian(m, terms, sd, xi, w, color_ptr, color_nodes, col_ptr, col_rows, col_blocks, eps, data):
     """BSR blocks data (B,6,6) of d residual / d xi at xi (N,6) float64 by complex step.
 
     color_ptr/color_nodes: CSR list of the nodes of each colour (distance-2 colouring);
@@ -302,7 +250,7 @@ def jacobian(m, sd, xi, w, color_ptr, color_nodes, col_ptr, col_rows, col_blocks
         for j in range(6):
             for q in range(color_ptr[c], color_ptr[c + 1]):
                 xc[color_nodes[q], j] = xi[color_nodes[q], j] + 1j * eps
-            residual(m, sd, xc, w, out, post)
+            residual(m, terms, sd, xc, w, out, post)
             for q in range(color_ptr[c], color_ptr[c + 1]):
                 a = color_nodes[q]
                 xc[a, j] = xi[a, j]

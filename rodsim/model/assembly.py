@@ -8,10 +8,13 @@ an inertia tensor given in global axes at the reference state.
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
 from rodsim.model import timefunc
+from rodsim.model.forces import ForceTerms, make_terms
 from rodsim.model.loads import (
     Gravity,
     LoadArrays,
@@ -29,6 +32,7 @@ from rodsim.model.prescribed import (
 )
 from rodsim.model.rod import RodElements, make_elements
 from rodsim.model.sections import RodSection
+from rodsim.model.supports import Support, SupportArrays, pack_supports
 
 DOF_NAMES = ("ux", "uy", "uz", "rx", "ry", "rz")
 NO_PLATES = make_plates(np.zeros((0, 4), dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)),
@@ -44,6 +48,18 @@ class PointMass:
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
 
 
+class NodeArrays(NamedTuple):
+    """The nodes as the integrators' kernels read them (Model.nodes): mass (N,), inertia
+    (N,3,3) material, fixed (N,6) bool, x0 (N,3), rot0 (N,3,3), prescribed motions."""
+
+    mass: np.ndarray
+    inertia: np.ndarray
+    fixed: np.ndarray
+    x0: np.ndarray
+    rot0: np.ndarray
+    prescribed: PrescribedArrays
+
+
 @dataclass(frozen=True)
 class Model:
     """Everything the integrators need, as contiguous float64/int64 arrays.
@@ -54,7 +70,9 @@ class Model:
     fixed (N,6) bool for (ux, uy, uz, rx, ry, rz) in global axes (prescribed dofs included);
     loads and prescribed motions packed for kernels; kinks: times where a load or prescribed
     history is not smooth; beta (time) strain-rate and alpha (1/time) mass-proportional
-    damping coefficients; plates: plate elements (none: conn (0,4)).
+    damping coefficients; plates: plate elements (none: conn (0,4)); supports: springs and
+    dashpots to the ground (none: no entries). ``terms`` (rodsim.model.forces.ForceTerms) and
+    ``nodes`` (NodeArrays) are what the kernels read, built once per model.
     """
 
     x0: np.ndarray
@@ -71,6 +89,17 @@ class Model:
     beta: float = 0.0
     alpha: float = 0.0
     plates: PlateElements = NO_PLATES
+    supports: SupportArrays = pack_supports((), np.zeros((0, 3)), np.zeros((0, 3, 3)))
+
+    @cached_property
+    def terms(self) -> ForceTerms:
+        return make_terms(self.rods, self.plates, self.loads, self.supports, self.rot0,
+                          self.mass, self.beta, self.alpha)  # fmt: skip
+
+    @cached_property
+    def nodes(self) -> NodeArrays:
+        return NodeArrays(self.mass, self.inertia, self.fixed, self.x0, self.rot0,
+                          self.prescribed)
 
     @property
     def n_nodes(self) -> int:
@@ -120,13 +149,15 @@ def build_model(
     damping: tuple[float, float] = (0.0, 0.0),
     plates: PlateElements | None = None,
     pressures: Sequence[Pressure] = (),
+    supports: Sequence[Support] = (),
 ) -> Model:
     """Assemble a Model. ``sections`` is one RodSection or one per element; ``fixed`` is None
     or an (N,6) boolean array; ``end_frames`` (E,2,3,3) the reference section frames at the
     element ends where they differ from the nodal frames ``rot0`` (corners of frames);
     ``damping`` (beta, alpha): viscous resultants beta C dstrain/dt and nodal forces -alpha m v;
     ``plates`` plate elements on the same nodes (their nodes' frames rot0 must be the plates'
-    reference frames: d3 the director), ``pressures`` follower pressures on them."""
+    reference frames: d3 the director), ``pressures`` follower pressures on them; ``supports``
+    springs and dashpots to the ground (rodsim.model.supports)."""
     x0 = np.ascontiguousarray(x0, dtype=np.float64)
     rot0 = np.ascontiguousarray(rot0, dtype=np.float64)
     conn = np.ascontiguousarray(conn, dtype=np.int64).reshape(-1, 2)
@@ -170,4 +201,5 @@ def build_model(
         beta=float(damping[0]),
         alpha=float(damping[1]),
         plates=plates,
+        supports=pack_supports(supports, x0, rot0),
     )

@@ -91,7 +91,7 @@ def relative_quaternion(q1, q2):
 
 
 @kernel(inline="always")
-def _relative_data(q):
+def relative_data(q):
     """From q = (w, qx, qy, qz), w >= 0, the quaternion of F = r1^T r2: qv, |qv|, the half
     angle, 1/|qv| (0 when tiny), psi = log F and k = 1/(1 + w)."""
     w, qx, qy, qz = q
@@ -166,7 +166,7 @@ def _element(x1, x2, r1, q, h, c1, c2, g0, w0):
     r1^T n = e_half n_mat and r1^T (d x n) = (r1^T d) x (r1^T n); only n and tau2 are rotated
     back. This avoids forming Lambda_m (a 3x3 product) per element.
     """
-    qv, s, half, inv_s, psi, k = _relative_data(q)
+    qv, s, half, inv_s, psi, k = relative_data(q)
     d = so3.sub(x2, x1)
     dd = so3.matTvec(r1, d)
     qd = so3.cross(qv, dd)

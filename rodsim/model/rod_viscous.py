@@ -17,7 +17,7 @@ from rodsim.model.rod import (
     _load_mat,
     _load_quat,
     _load_vec,
-    _relative_data,
+    relative_data,
     relative_quaternion,
 )
 
@@ -41,7 +41,7 @@ def _strain_rates(x1, x2, r1, q, h, v1, v2, w1, w2):
 
     Both vanish for a rigid motion (objective). Returns (Gamma', Omega') in the section frame.
     """
-    qv, s, half, inv_s, psi, k = _relative_data(q)
+    qv, s, half, inv_s, psi, k = relative_data(q)
     dd = so3.matTvec(r1, so3.sub(x2, x1))
     ld = _transpose_half(qv, k, dd)
     psi_dot = so3.matvec(so3.jl_inv(psi), so3.matTvec(r1, so3.sub(w2, w1)))
@@ -89,7 +89,7 @@ def damping_forces(el, x, rot, quat, vel, omg, beta, f, tau):
         m_d = (beta * el.c2[e, 0] * o_dot[0], beta * el.c2[e, 1] * o_dot[1],
                beta * el.c2[e, 2] * o_dot[2])  # fmt: skip
         power += el.length[e] * (so3.dot(g_dot, n_d) + so3.dot(o_dot, m_d))
-        qv, s, half, inv_s, psi, k = _relative_data(q)
+        qv, s, half, inv_s, psi, k = relative_data(q)
         d = so3.sub(x2, x1)
         n, t1, t2 = _forces_from_resultants(r1, q[0], qv, s, half, inv_s, psi, k, d,
                                             so3.matTvec(r1, d), n_d, m_d)  # fmt: skip
@@ -142,7 +142,7 @@ def resultant_forces(el, x, rot, quat, n_mat, m_mat, f, tau):
     Generic over float64/complex128."""
     for e in range(el.conn.shape[0]):
         x1, x2, r1, q = _element_ends(el, e, x, rot, quat)
-        qv, s, half, inv_s, psi, k = _relative_data(q)
+        qv, s, half, inv_s, psi, k = relative_data(q)
         d = so3.sub(x2, x1)
         n, t1, t2 = _forces_from_resultants(r1, q[0], qv, s, half, inv_s, psi, k, d,
                                             so3.matTvec(r1, d), _load_vec(n_mat, e),

@@ -1,0 +1,132 @@
+"""Step-size planning: the time step, the number of steps and the output cadence of an analysis
+from its solver and output settings and the model's stable-step estimate, with the checks that
+refuse plans the integrators cannot carry out (too many steps, prescribed rotations the Cayley
+update cannot follow). docs/case_reference.md describes the settings.
+"""
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from rodsim.errors import CaseError
+from rodsim.integrators.stable_step import stable_step
+from rodsim.model.prescribed import largest_rotation_step
+
+log = logging.getLogger(__name__)
+
+PARALLEL_FROM = 2000  # elements; below this the parallel step does not pay off (benchmarks/)
+MAX_STEPS = 10**12
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Time stepping and output: dt, total steps, steps between frames, stable-step estimate.
+
+    kind: explicit | implicit | equilibrium; t_end the simulated time at the end (the load
+    multiplier 1 in equilibrium, where a step is a load step and dt the first pseudo-time
+    step)."""
+
+    dt: float
+    n_steps: int
+    steps_per_frame: int
+    stable_dt: float
+    parallel: bool
+    kind: str = "explicit"
+    t_end: float = 0.0
+
+    @property
+    def n_frames(self) -> int:
+        return 1 + math.ceil(self.n_steps / self.steps_per_frame)
+
+
+def plan(case, model, n_elements: int) -> Plan:
+    """dt and output cadence from the solver and output settings (see docs/case_reference)."""
+    s, out = case.data["solver"], case.data["output"]
+    order = int(s["order"])
+    with np.errstate(all="ignore"):
+        try:
+            stable = stable_step(model, order)
+        except np.linalg.LinAlgError:
+            stable = math.nan
+    if math.isnan(stable):
+        raise CaseError("the section properties are out of the representable range (the "
+                        "stable-step estimate is not a number)", key="sections")
+    if s["analysis"] == "equilibrium":
+        h0 = s["dt"] if s["dt"] != "auto" else 10.0 * stable if math.isfinite(stable) else 1.0
+        n = int(s["equilibrium"]["load_steps"])
+        _check_cayley_steps(model, np.linspace(0.0, 1.0, n + 1), "load step",
+                            "solver.equilibrium.load_steps")
+        return Plan(float(h0), n, 1, float(stable), False, "equilibrium", 1.0)
+    t_end = s["t_end"]
+    implicit = s["scheme"] == "implicit"
+    interval = out["interval"]
+    given_interval = interval is not None
+    if interval is None and out["every"] is None:
+        interval = t_end / 100.0
+    if s["dt"] == "auto":
+        if not math.isfinite(stable):
+            raise CaseError("dt: auto needs a stable-step estimate, and the model has no "
+                            "elastic element; give dt", key="solver.dt")
+        raw = s["safety"] * stable
+        _check_steps(t_end / raw)
+        if interval is not None:  # shrink dt so frames fall on the interval and on t_end
+            n_frames = max(1, math.ceil(t_end / interval * (1 - 1e-12)))
+            per = max(1, math.ceil(t_end / n_frames / raw * (1 - 1e-12)))
+            n_steps = n_frames * per
+        else:
+            n_steps = max(1, math.ceil(t_end / raw * (1 - 1e-12)))
+        dt = t_end / n_steps
+    else:
+        _check_steps(t_end / s["dt"])
+        n_steps = max(1, math.ceil(t_end / s["dt"] * (1 - 1e-9)))
+        dt = t_end / n_steps
+        if abs(dt - s["dt"]) > 1e-9 * s["dt"]:
+            log.warning("dt %g does not divide t_end %g: using dt %.6g (%d steps)", s["dt"],
+                        t_end, dt, n_steps)
+        if interval is not None:
+            per = max(1, round(interval / dt))
+            if given_interval and abs(per * dt - interval) > 1e-9 * interval:
+                log.warning("output.interval %g is not a multiple of dt %g; frames every %d "
+                            "steps", interval, dt, per)
+    if dt > stable and not implicit:
+        log.warning("dt %g is above the stable-step estimate %g: the explicit scheme will "
+                    "blow up", dt, stable)
+    if implicit and s["dt"] == "auto":
+        log.info("scheme: implicit with dt: auto takes the explicit stable step; give "
+                 "solver.dt to take the large steps the implicit scheme allows")
+    if interval is None:
+        per = out["every"]
+    if s["parallel"] == "auto":
+        parallel = n_elements >= PARALLEL_FROM and numba.config.NUMBA_NUM_THREADS > 1
+    else:
+        parallel = bool(s["parallel"])
+    kind = "implicit" if implicit else "explicit"
+    if implicit:
+        _check_cayley_steps(model, np.arange(n_steps + 1) * dt, "time step", "solver.dt")
+    return Plan(float(dt), int(n_steps), int(min(per, n_steps)), float(stable),
+                parallel and not implicit, kind, float(t_end))
+
+
+MAX_CAYLEY_STEP = 0.75 * math.pi  # the Cayley chart ends at pi; keep well inside it
+
+
+def _check_cayley_steps(model, times: np.ndarray, what: str, key: str) -> None:
+    """The implicit scheme moves a prescribed rotation by one Cayley increment per step, and
+    cay^{-1} takes the short way round: more than MAX_CAYLEY_STEP per step is refused."""
+    largest = largest_rotation_step(model.prescribed, times)
+    if largest > MAX_CAYLEY_STEP:
+        factor = math.ceil(largest / MAX_CAYLEY_STEP)
+        hint = (f"use at least {factor * (len(times) - 1)} load steps" if key.endswith("steps")
+                else f"use dt <= {(times[1] - times[0]) / factor:.6g}")
+        raise CaseError(f"a prescribed rotation turns by {largest:.3g} rad in one {what}, more "
+                        "than 3 pi/4: the implicit scheme's Cayley update cannot follow it "
+                        f"(it would go the short way round); {hint}", key=key)
+
+
+def _check_steps(n: float) -> None:
+    if not n <= MAX_STEPS:
+        raise CaseError(f"t_end / dt = {n:.3g} steps is more than {MAX_STEPS:.0e}; shorten "
+                        "t_end or enlarge dt", key="solver.t_end")

@@ -1,0 +1,318 @@
+"""The force terms of a model: the one place that lists what acts on the nodes.
+
+Every integrator, the equilibrium solver, the energies, the support reactions and the output
+get their forces here; none of them calls a rod, plate, load or support kernel directly. The
+terms, in the order they are summed (the order is part of the results: floating-point sums are
+not associative):
+
+    term      kind      forces                                  energy     kernels (rodsim/model)
+    rods      INTERNAL  Simo-Reissner elements                  strain     rod.py
+    plates    INTERNAL  Reissner-Mindlin shells                 strain     plate_kernels.py
+    pressure  APPLIED   follower pressure on plates             (none)     loads.py
+    loads     APPLIED   nodal forces and moments, gravity       gravity's  loads.py
+    supports  GROUND    springs to the ground, foundations      strain     supports.py
+
+and the damping (Lagrange-d'Alembert) forces, added after them: rods' and plates' strain-rate
+damping (beta), mass-proportional damping (alpha), the supports' dashpots.
+
+The contract of a term (docs/developer.md walks through adding one):
+
+- arrays: a NamedTuple field of ForceTerms, empty arrays when a model has none, so a model
+  without the term compiles to the same numba specialisation;
+- forces: a kernel adding its nodal forces and spatial moments (about the node) to f, tau (N,3)
+  at positions x (N,3), rotations rot (N,3,3) and their quaternions quat (N,4), returning its
+  energy; generic over float64 and complex128 (branches, max and abs on real parts only), so
+  the implicit scheme's Jacobian differentiates it by complex step;
+- damping, if any: the continuous form (nodal velocities, explicit scheme) and the discrete one
+  (strains at the step's ends, applied at its midpoint, implicit scheme);
+- node coupling: the node pairs its forces couple (coupled_pairs), from which the implicit
+  Jacobian's sparsity pattern and colouring are built; a term whose coupling changes per step
+  (contact) will return its current pairs and the pattern is rebuilt when they change;
+- a stiffness bound for the explicit stable step (rodsim.integrators.stable_step);
+- its kind: GROUND terms are part of the support reactions; INTERNAL and APPLIED ones are
+  what the fixed supports react to.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from rodsim.jit import kernel
+from rodsim.lie import so3
+from rodsim.model import plate_kernels, plate_viscous, rod, rod_viscous, supports
+from rodsim.model.loads import LoadArrays, external_forces, plate_pressure
+from rodsim.model.plate_kernels import PlateElements
+from rodsim.model.rod import RodElements
+from rodsim.model.supports import SupportArrays
+
+INTERNAL = 1  # element forces: rods, plates
+APPLIED = 2  # loads: nodal forces and moments, gravity, pressure
+GROUND = 4  # elastic supports
+ALL = INTERNAL | APPLIED | GROUND
+
+
+class ForceTerms(NamedTuple):
+    """Every force term of a model, as the kernels read it (Model.terms builds it once).
+
+    rods, plates, loads, supports: the terms' arrays (empty when absent); rot0 (N,3,3) the
+    reference frames (follower loads); mass (N,) lumped masses (gravity, alpha damping); beta
+    (time) strain-rate and alpha (1/time) mass-proportional damping; damped: whether any
+    damping force acts (beta, alpha or a dashpot)."""
+
+    rods: RodElements
+    plates: PlateElements
+    loads: LoadArrays
+    supports: SupportArrays
+    rot0: np.ndarray
+    mass: np.ndarray
+    beta: float
+    alpha: float
+    damped: bool
+
+
+class Strains(NamedTuple):
+    """The terms' strain measures at one configuration (the implicit scheme's damping):
+    rods gamma, omega (E,3); plates eps, kappa (P,4,3), gamma (P,4,2), drill (P,4);
+    supports u, psi (S,3)."""
+
+    rod_gamma: np.ndarray
+    rod_omega: np.ndarray
+    plate_eps: np.ndarray
+    plate_kappa: np.ndarray
+    plate_gamma: np.ndarray
+    plate_drill: np.ndarray
+    support_u: np.ndarray
+    support_psi: np.ndarray
+
+
+class Resultants(NamedTuple):
+    """Scratch for viscous resultants: rods n, m (E,3); plates n, m (P,4,3), q (P,4,2),
+    r (P,4)."""
+
+    rod_n: np.ndarray
+    rod_m: np.ndarray
+    plate_n: np.ndarray
+    plate_m: np.ndarray
+    plate_q: np.ndarray
+    plate_r: np.ndarray
+
+
+def make_terms(rods, plates, loads, supports_, rot0, mass, beta, alpha) -> ForceTerms:
+    """ForceTerms with `damped` worked out."""
+    dashpots = bool(np.any(supports_.c_t) or np.any(supports_.c_r))
+    return ForceTerms(rods, plates, loads, supports_, rot0, mass, float(beta), float(alpha),
+                      bool(beta > 0.0 or alpha > 0.0 or dashpots))  # fmt: skip
+
+
+def make_strains(terms: ForceTerms, dtype=np.float64) -> Strains:
+    e, p, s = terms.rods.conn.shape[0], terms.plates.conn.shape[0], terms.supports.node.shape[0]
+    z = np.zeros
+    return Strains(z((e, 3), dtype), z((e, 3), dtype), z((p, 4, 3), dtype), z((p, 4, 3), dtype),
+                   z((p, 4, 2), dtype), z((p, 4), dtype), z((s, 3), dtype), z((s, 3), dtype))
+
+
+def make_resultants(terms: ForceTerms, dtype=np.float64) -> Resultants:
+    e, p = terms.rods.conn.shape[0], terms.plates.conn.shape[0]
+    z = np.zeros
+    return Resultants(z((e, 3), dtype), z((e, 3), dtype), z((p, 4, 3), dtype),
+                      z((p, 4, 3), dtype), z((p, 4, 2), dtype), z((p, 4), dtype))
+
+
+def coupled_pairs(terms: ForceTerms) -> np.ndarray:
+    """(M,2) node pairs whose forces a term couples: the rods' ends and every pair of a plate's
+    corners (the supports couple a node only to itself)."""
+    pairs = [terms.rods.conn]
+    pc = terms.plates.conn
+    for i in range(4):
+        for j in range(i + 1, 4):
+            pairs.append(pc[:, [i, j]])
+    return np.ascontiguousarray(np.concatenate(pairs).reshape(-1, 2), dtype=np.int64)
+
+
+# --- forces ---------------------------------------------------------------------------------
+
+quaternions = rod.node_quaternions  # quat[a] of rot[a] for lo <= a < hi: what the terms read
+
+
+@kernel(inline="always")
+def _after_rods(terms, x, rot, quat, t, f, tau, select):
+    """Add every term but the rods; returns (their energy, the external potential)."""
+    u = 0.0
+    v = 0.0
+    pl = terms.plates
+    if pl.conn.shape[0] > 0:
+        if select & INTERNAL:
+            u += plate_kernels.assemble_plate_forces(pl, x, rot, f, tau)
+        if select & APPLIED:
+            plate_pressure(terms.loads, pl, t, x, rot, f)
+    if select & APPLIED:
+        v = external_forces(terms.loads, t, x, rot, terms.rot0, terms.mass, f, tau)
+    if select & GROUND and terms.supports.node.shape[0] > 0:
+        u += supports.support_forces(terms.supports, x, quat, f, tau)
+    return u, v
+
+
+@kernel
+def forces(terms, x, rot, quat, t, f, tau, select):
+    """Overwrite f, tau (N,3) with the forces and moments of the terms of kinds `select`
+    (INTERNAL | APPLIED | GROUND) at time t (equilibrium: the load multiplier). Returns
+    (internal energy: elements and springs, external potential: gravity). Serial; generic over
+    float64 and complex128."""
+    f[:] = 0.0
+    tau[:] = 0.0
+    u = 0.0
+    if select & INTERNAL:
+        u = rod.assemble_forces(terms.rods, x, rot, quat, f, tau)
+    du, v = _after_rods(terms, x, rot, quat, t, f, tau, select)
+    return u + du, v
+
+
+@kernel
+def forces_parallel(terms, x, rot, quat, t, f, tau, work):
+    """forces(..., ALL) with the rods assembled in parallel (float64). work: the rods' scratch
+    (elem (E,2,6), element_blocks (B+1,), block_energy (B,); rodsim.integrators.explicit.
+    Workspace). The gather starts each node from zero: no serial pass over f, tau."""
+    u = rod.assemble_forces_parallel(terms.rods, x, rot, quat, f, tau, work.elem,
+                                     work.element_blocks, work.block_energy, True)  # fmt: skip
+    du, v = _after_rods(terms, x, rot, quat, t, f, tau, ALL)
+    return u + du, v
+
+
+@kernel
+def add_damping(terms, x, rot, quat, p, vel, omg, f, tau):
+    """Add the damping forces of the rates vel, omg (N,3) (spatial velocities and angular
+    velocities; p (N,3) the linear momenta m vel) to f, tau. They sum to zero force and moment
+    (mass damping and dashpots excepted), so damping leaves a free body's momenta alone."""
+    if terms.beta > 0.0:
+        rod_viscous.damping_forces(terms.rods, x, rot, quat, vel, omg, terms.beta, f, tau)
+        plate_viscous.plate_damping_forces(terms.plates, x, rot, vel, omg, terms.beta, f, tau)
+    if terms.alpha > 0.0:
+        for a in range(x.shape[0]):
+            for k in range(3):
+                f[a, k] -= terms.alpha * p[a, k]
+    if terms.supports.node.shape[0] > 0:
+        supports.support_damping_forces(terms.supports, quat, vel, omg, f, tau)
+
+
+@kernel
+def strains(terms, x, rot, quat, out):
+    """The strains the discrete damping needs (Strains out) at a configuration."""
+    if terms.beta > 0.0:
+        rod_viscous.element_strains(terms.rods, x, rot, quat, out.rod_gamma, out.rod_omega)
+        if terms.plates.conn.shape[0] > 0:
+            plate_kernels.plate_strains(terms.plates, x, rot, out.plate_eps, out.plate_kappa,
+                                        out.plate_gamma, out.plate_drill)  # fmt: skip
+    if terms.supports.node.shape[0] > 0:
+        supports.support_strains(terms.supports, x, quat, out.support_u, out.support_psi)
+
+
+@kernel
+def add_step_damping(terms, start, end, res, x1, r1, q1, xb, rb, qb, xi, h, se3, f, tau):
+    """Add the implicit scheme's damping forces of a step of size h to f, tau: viscous
+    resultants of the strain increments (strains `start` at g_k, `end` (scratch) at g_k+1 =
+    x1, r1, q1) applied through the midpoint xb, rb, qb (a Lagrange-d'Alembert force
+    orthogonal to rigid motions, so both momenta stay exact; docs/implicit_scheme.md), and mass
+    damping -alpha m v of the step velocity xi[:, :3] (spatial; SE3: body, turned by the midpoint
+    frame). res: resultant scratch. Generic over float64 and complex128."""
+    beta = terms.beta
+    if beta > 0.0:
+        el = terms.rods
+        rod_viscous.element_strains(el, x1, r1, q1, end.rod_gamma, end.rod_omega)
+        c = beta / h
+        for e in range(el.conn.shape[0]):
+            for k in range(3):
+                res.rod_n[e, k] = c * el.c1[e, k] * (end.rod_gamma[e, k] - start.rod_gamma[e, k])
+                res.rod_m[e, k] = c * el.c2[e, k] * (end.rod_omega[e, k] - start.rod_omega[e, k])
+        rod_viscous.resultant_forces(el, xb, rb, qb, res.rod_n, res.rod_m, f, tau)
+        pl = terms.plates
+        if pl.conn.shape[0] > 0:
+            pe, pk, pg, pd = end.plate_eps, end.plate_kappa, end.plate_gamma, end.plate_drill
+            plate_kernels.plate_strains(pl, x1, r1, pe, pk, pg, pd)
+            c = 1.0 / h
+            for e in range(pl.conn.shape[0]):
+                for s in range(4):
+                    for k in range(3):
+                        pe[e, s, k] = c * (pe[e, s, k] - start.plate_eps[e, s, k])
+                        pk[e, s, k] = c * (pk[e, s, k] - start.plate_kappa[e, s, k])
+                    for k in range(2):
+                        pg[e, s, k] = c * (pg[e, s, k] - start.plate_gamma[e, s, k])
+                    pd[e, s] = c * (pd[e, s] - start.plate_drill[e, s])
+            plate_viscous.viscous_resultants(pl, beta, pe, pk, pg, pd, res.plate_n, res.plate_m,
+                                             res.plate_q, res.plate_r)  # fmt: skip
+            plate_kernels.plate_resultant_forces(pl, xb, rb, res.plate_n, res.plate_m,
+                                                 res.plate_q, res.plate_r, f, tau)  # fmt: skip
+    sp = terms.supports
+    if sp.node.shape[0] > 0:
+        supports.support_strains(sp, x1, q1, end.support_u, end.support_psi)
+        supports.support_step_damping(sp, start.support_u, start.support_psi, end.support_u,
+                                      end.support_psi, qb, h, f, tau)  # fmt: skip
+    if terms.alpha > 0.0:
+        for a in range(x1.shape[0]):
+            c = terms.alpha * terms.mass[a]
+            v = (xi[a, 0], xi[a, 1], xi[a, 2])
+            if se3:
+                v = so3.matvec(so3.mat_at(rb, a), v)
+            for k in range(3):
+                f[a, k] -= c * v[k]
+
+
+# --- derived quantities (Python side) -------------------------------------------------------
+
+
+def _serial(terms: ForceTerms, x, rot, t: float, select: int):
+    f, tau, quat = np.zeros_like(x), np.zeros_like(x), np.empty((x.shape[0], 4))
+    quaternions(rot, quat, 0, x.shape[0])
+    u, v = forces(terms, x, rot, quat, float(t), f, tau, select)
+    return f, tau, u, v
+
+
+def energies(terms: ForceTerms, x, rot, t: float) -> tuple[float, float]:
+    """(internal energy: elements and springs, external potential: gravity) at a state."""
+    return _serial(terms, x, rot, t, ALL)[2:]
+
+
+def applied_loads(terms: ForceTerms, x, rot, t: float):
+    """(f, tau) (N,3) of the applied loads (APPLIED terms) at a state and time."""
+    return _serial(terms, x, rot, t, APPLIED)[:2]
+
+
+def reactions(terms: ForceTerms, fixed: np.ndarray, x, rot, t: float):
+    """Forces and moments (N,3) the supports exert on the nodes: in fixed components minus the
+    element forces and applied loads, elsewhere the elastic supports' forces (a component both
+    fixed and sprung: the two together supply minus the rest). The nodes' inertia and damping
+    forces are not included (fixed components carry no momentum)."""
+    f, tau = _serial(terms, x, rot, t, INTERNAL | APPLIED)[:2]
+    if terms.supports.node.shape[0] == 0:
+        return np.where(fixed[:, :3], -f, 0.0), np.where(fixed[:, 3:], -tau, 0.0)
+    g, m = _serial(terms, x, rot, t, GROUND)[:2]
+    return np.where(fixed[:, :3], -f, g), np.where(fixed[:, 3:], -tau, m)
+
+
+def fields(terms: ForceTerms, x, rot, with_energy: bool = False) -> dict:
+    """The terms' per-element output fields at a state, keyed by Frame attribute: rods force,
+    moment (section resultants), strain, curvature (minus the reference strains), all (E,3) in
+    the section frame; plates plate_membrane, plate_bending (P,3), plate_shear (P,2) at the
+    element centres (absent without plates). with_energy: also "energy", the internal energy
+    (elements and springs)."""
+    el, pl = terms.rods, terms.plates
+    e = el.conn.shape[0]
+    gamma, kappa, force, moment = (np.empty((e, 3)) for _ in range(4))
+    energy = rod.element_fields(el, x, rot, gamma, kappa, force, moment)
+    out = {"force": force, "moment": moment, "strain": gamma - el.gamma0,
+           "curvature": kappa - el.omega0}
+    p = pl.conn.shape[0]
+    if p:
+        out["plate_membrane"], out["plate_bending"] = np.empty((p, 3)), np.empty((p, 3))
+        out["plate_shear"] = np.empty((p, 2))
+        plate_kernels.plate_fields(pl, x, rot, out["plate_membrane"], out["plate_bending"],
+                                   out["plate_shear"])  # fmt: skip
+    if with_energy:
+        scratch = np.zeros_like(x), np.zeros_like(x)
+        if p:
+            energy += plate_kernels.assemble_plate_forces(pl, x, rot, *scratch)
+        if terms.supports.node.shape[0]:
+            quat = np.empty((x.shape[0], 4))
+            quaternions(rot, quat, 0, x.shape[0])
+            energy += supports.support_forces(terms.supports, x, quat, *scratch)
+        out["energy"] = energy
+    return out
