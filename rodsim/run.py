@@ -19,8 +19,8 @@ from rodsim.errors import CaseError
 from rodsim.integrators import dynamics, equilibrium, implicit
 from rodsim.integrators.planning import Plan, plan
 from rodsim.output import dynamic_frame, static_frame
+from rodsim.results_format import ResultsWriter
 from rodsim.writers.frame import Frame
-from rodsim.writers.hdf5 import ResultsWriter
 from rodsim.writers.vtk import SeriesWriter
 
 log = logging.getLogger(__name__)

@@ -12,9 +12,8 @@ from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh
 from rodsim.post.export import export_vtk
 from rodsim.post.plots import plot_results
-from rodsim.post.results import open_results, read_frame
+from rodsim.results_format import ResultsWriter, open_results, read_frame
 from rodsim.writers.frame import Frame
-from rodsim.writers.hdf5 import ResultsWriter
 from rodsim.writers.vtk import SeriesWriter, read_pvd
 
 # a 3 x 1 strip: quad, two triangles, quad (so the VTU holds the runs quad | tri tri | quad),

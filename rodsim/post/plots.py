@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from rodsim.errors import CaseError
-from rodsim.post.results import frame_count, open_results
+from rodsim.results_format import frame_count, open_results
 
 NODAL = ("position", "displacement", "velocity", "angular_velocity", "linear_momentum",
          "angular_momentum", "rotation")

@@ -3,7 +3,7 @@
 import h5py
 import numpy as np
 
-from rodsim.post.results import frame_count, open_results
+from rodsim.results_format import frame_count, layout_version, open_results
 
 
 def describe(path) -> str:
@@ -15,13 +15,14 @@ def describe(path) -> str:
         triangles = int(np.count_nonzero(plates[:, 3] == plates[:, 2]))
         plate_text = (f", {len(plates)} plate elements ({len(plates) - triangles} quads, "
                       f"{triangles} triangles)" if len(plates) else "")
+        major, minor = layout_version(f)
         fields = []
         f.visititems(lambda name, obj: fields.append(f"{name} {obj.shape}")
                      if isinstance(obj, h5py.Dataset) and not name.startswith("mesh/") else None)
         lines = [
             f"file      {path}",
             f"title     {f.attrs.get('title', '')}",
-            f"written   rodsim {f.attrs.get('rodsim_version', '?')}, layout {f.attrs['layout']}",
+            f"written   rodsim {f.attrs.get('rodsim_version', '?')}, layout {major}.{minor}",
             f"mesh      {n} nodes, {e} rod elements{plate_text}, sets: "
             + ", ".join(sorted(f["mesh/sets"].keys())),
         ]

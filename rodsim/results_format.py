@@ -1,0 +1,454 @@
+"""The results file format (docs/results.md): one table of datasets drives the HDF5 writer,
+the readers and the documentation.
+
+Layout versioning: ``layout`` is the major version, ``layout_minor`` counts additive changes
+(new datasets, new attributes) to it. Readers ignore datasets they do not know and read a
+missing optional dataset as absent, so files of any minor version read alike. A change of
+shape or meaning of an existing dataset is a new major layout: it gets its own reader adapter
+in ADAPTERS, and the adapters of older layouts stay, so that every file rodsim wrote keeps
+reading.
+
+Crash safety: the file is flushed after every frame, and the metadata cache keeps dirty
+metadata in memory between flushes (evictions off), so the file on disk changes only at a
+flush: a run killed at any point leaves every flushed frame readable. A kill during the
+flush itself can leave the newest frame in some datasets only (their metadata is written one
+by one); rodsim's readers use the shortest length (frame_count).
+(SWMR mode would guard the flush itself too, but leaves a killed file flagged "open for
+write" that plain readers refuse until h5clear is run; the earliest format has no such flag.)
+
+The new file is written under a temporary name next to the target and replaces an existing
+results file only once the first frame is written, so a run that fails to start never
+clobbers old results.
+"""
+
+import dataclasses
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+import h5py
+import numpy as np
+
+from rodsim import __version__
+from rodsim.errors import CaseError
+from rodsim.mesh.assemble import Mesh
+from rodsim.writers.frame import Frame, share
+
+LAYOUT = 1
+LAYOUT_MINOR = 1  # 1: layout_minor itself and a description on every mesh dataset
+
+# when a dataset is in the file
+ALWAYS = "always"
+RODS = "rods"  # the mesh has rod elements (E > 0)
+PLATES = "plates"  # the mesh has plates (P > 0)
+
+SETS = "mesh/sets"  # one dataset per node set, named after the set
+
+
+class Dataset(NamedTuple):
+    """One dataset of the layout.
+
+    path: HDF5 path; ``{name}`` stands for each key of a dict-valued source.
+    shape: per frame for per-frame datasets (everything outside mesh/; the file adds the frame
+    axis F in front), whole for mesh/ datasets: ints and the sizes N (nodes), E (rod
+    elements), P (plate elements), K (nodes of the set).
+    source: the Frame attribute (per-frame) or Mesh attribute (mesh/) written.
+    units: in the case's own consistent units ("1": dimensionless, "index": 0-based).
+    description: also the dataset's "description" attribute in the file.
+    present: ALWAYS, RODS or PLATES.
+    optional: readers accept files without it although it is written ALWAYS (it came after
+    the first files of the layout); datasets added by a minor version must set it.
+    dtype: f8 for every per-frame dataset.
+    names: Mesh attribute holding the names that an integer code indexes (attribute "names").
+    """
+
+    path: str
+    shape: tuple
+    source: str
+    units: str
+    description: str
+    present: str = ALWAYS
+    optional: bool = False
+    dtype: str = "f8"
+    names: str | None = None
+
+    @property
+    def per_frame(self) -> bool:
+        return not self.path.startswith("mesh/")
+
+    @property
+    def may_be_absent(self) -> bool:
+        return self.optional or self.present != ALWAYS
+
+    @property
+    def container(self) -> str:
+        """What the file holds: the dataset, or the group of a family of named datasets."""
+        return self.path.removesuffix("/{name}")
+
+
+_D = Dataset
+# The order is the order of creation in the file and of the documentation.
+DATASETS = (
+    _D("mesh/points", ("N", 3), "points", "length", "reference node positions"),
+    _D("mesh/frames", ("N", 3, 3), "frames", "1", "reference nodal frames, columns d1 d2 d3"),
+    _D("mesh/rods", ("E", 2), "conn", "index", "rod element connectivity (two node indices)",
+       RODS, dtype="i8"),
+    _D("mesh/rod_section", ("E",), "section", "index",
+       "section of each rod element, an index into the names attribute", RODS, dtype="i8",
+       names="section_names"),
+    _D("mesh/rod_part", ("E",), "part", "index",
+       "part of each rod element, an index into the names attribute", RODS, dtype="i8",
+       names="part_names"),
+    _D("mesh/plates", ("P", 4), "plates", "index",
+       "plate connectivity going round the element; triangles repeat their last node", PLATES,
+       dtype="i8"),
+    _D("mesh/plate_section", ("P",), "plate_section", "index",
+       "section of each plate element, an index into the names attribute (the rods' names)",
+       PLATES, dtype="i8", names="section_names"),
+    _D("mesh/plate_part", ("P",), "plate_part", "index",
+       "part of each plate element, an index into the names attribute (the rods' names)",
+       PLATES, dtype="i8", names="part_names"),
+    _D(SETS + "/{name}", ("K",), "sets", "index", "the sorted node indices of the node set",
+       dtype="i8"),
+    _D("nodes/position", ("N", 3), "position", "length", "current node positions"),
+    _D("nodes/rotation", ("N", 4), "rotation", "1",
+       "unit quaternions (w, x, y, z) of the reference-to-current section frame"),
+    _D("nodes/velocity", ("N", 3), "velocity", "length/time", "spatial velocity"),
+    _D("nodes/angular_velocity", ("N", 3), "angular_velocity", "1/time",
+       "spatial angular velocity"),
+    _D("nodes/linear_momentum", ("N", 3), "linear_momentum", "mass length/time",
+       "spatial nodal linear momentum (discrete Legendre transform)"),
+    _D("nodes/angular_momentum", ("N", 3), "angular_momentum", "mass length^2/time",
+       "spatial nodal angular momentum about the node"),
+    _D("nodes/reaction_force", ("N", 3), "reaction_force", "force",
+       "force of the supports on the node: in fixed components minus the element forces "
+       "and applied loads, elsewhere the elastic supports' force (0 without them)",
+       optional=True),
+    _D("nodes/reaction_moment", ("N", 3), "reaction_moment", "force length",
+       "moment of the supports on the node about the node: in fixed components minus the "
+       "element moments and applied moments, elsewhere the elastic supports' moment",
+       optional=True),
+    _D("rods/force", ("E", 3), "force", "force",
+       "stress resultant in the section frame: axial, shear2, shear3", RODS),
+    _D("rods/moment", ("E", 3), "moment", "force length",
+       "stress couple in the section frame: torsion, bending2, bending3", RODS),
+    _D("rods/strain", ("E", 3), "strain", "1", "Gamma - Gamma0 in the section frame", RODS),
+    _D("rods/curvature", ("E", 3), "curvature", "1/length",
+       "Omega - Omega0 in the section frame", RODS),
+    _D("plates/membrane", ("P", 3), "plate_membrane", "force/length",
+       "membrane forces per length N11, N22, N12 at the element centre, in the element "
+       "basis", PLATES),
+    _D("plates/bending", ("P", 3), "plate_bending", "force length/length",
+       "bending moments per length M11, M22, M12 at the element centre, in the element basis",
+       PLATES),
+    _D("plates/shear", ("P", 2), "plate_shear", "force/length",
+       "transverse shear forces per length Q1, Q2 at the element centre, in the element "
+       "basis", PLATES),
+    _D("time", (), "time", "time", "simulated time (equilibrium: load multiplier)"),
+    _D("energy/kinetic", (), "kinetic", "energy", "kinetic energy"),
+    _D("energy/internal", (), "internal", "energy",
+       "strain energy of the elements and the elastic supports"),
+    _D("energy/external", (), "external", "energy",
+       "potential of conservative loads (gravity), 0 otherwise"),
+    _D("energy/total", (), "total", "energy", "kinetic + internal + external"),
+    _D("solver/dt", (), "dt", "time",
+       "time step; equilibrium: the last pseudo-time step of the load step (inf when Newton "
+       "alone converged)"),
+    _D("solver/iterations", (), "iterations", "count",
+       "explicit: largest nodal rotation-solve iteration count since the previous frame; "
+       "implicit: largest Newton iteration count of the steps since the previous frame; "
+       "equilibrium: Newton iterations of the load step"),
+    _D("solver/residual", (), "residual", "1",
+       "explicit: NaN (no global residual; local solves converge to solver.rotation_tol); "
+       "implicit: largest final Newton residual of the steps since the previous frame, "
+       "relative to the step's momenta and impulse; equilibrium: final residual relative to "
+       "loads plus reactions"),
+    _D("momentum/linear", (3,), "total_linear", "mass length/time", "total linear momentum"),
+    _D("momentum/angular", (3,), "total_angular", "mass length^2/time",
+       "total angular momentum about the origin"),
+)  # fmt: skip
+MESH_DATASETS = tuple(d for d in DATASETS if not d.per_frame)
+FRAME_DATASETS = tuple(d for d in DATASETS if d.per_frame)
+
+
+def is_present(d: Dataset, mesh: Mesh) -> bool:
+    return {ALWAYS: True, RODS: mesh.n_elements > 0, PLATES: mesh.n_plates > 0}[d.present]
+
+
+def concrete_shape(shape: tuple, sizes: dict) -> tuple:
+    """The shape with the size letters replaced by sizes[letter]."""
+    return tuple(sizes[s] if isinstance(s, str) else s for s in shape)
+
+
+def table_entry(path: str) -> Dataset | None:
+    """The entry of a dataset path (every mesh/sets/<name> is the sets' entry); None for a
+    dataset the table lacks."""
+    pattern = SETS + "/{name}" if path.rpartition("/")[0] == SETS else path
+    return next((d for d in DATASETS if d.path == pattern), None)
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def _crash_safe_file(path: Path) -> h5py.File:
+    """A new HDF5 file whose metadata reaches the disk only at a flush (see the docstring)."""
+    f = h5py.File(path, "w")
+    config = f.id.get_mdc_config()
+    config.evictions_enabled = False  # needs a fixed cache size
+    config.incr_mode = 0  # H5C_incr__off
+    config.decr_mode = 0  # H5C_decr__off
+    config.flash_incr_mode = 0  # H5C_flash_incr__off
+    f.id.set_mdc_config(config)
+    return f
+
+
+def _write_mesh(f: h5py.File, mesh: Mesh) -> None:
+    for d in MESH_DATASETS:
+        if not is_present(d, mesh):
+            continue
+        value = getattr(mesh, d.source)
+        if isinstance(value, dict):
+            f.require_group(d.container)  # readers list the sets: the group even when empty
+        named = value.items() if isinstance(value, dict) else [(None, value)]
+        for name, data in named:
+            ds = f.create_dataset(d.path.format(name=name), data=np.asarray(data, d.dtype))
+            ds.attrs["description"] = d.description
+            if d.names:
+                ds.attrs["names"] = list(getattr(mesh, d.names))
+
+
+def _create_frame_dataset(f: h5py.File, d: Dataset, sizes: dict) -> h5py.Dataset:
+    shape = concrete_shape(d.shape, sizes)
+    # chunks of about 1 MiB (at most 1024 frames): appending a frame touches one chunk
+    size = int(np.prod(shape)) * 8 if shape else 8
+    chunk_frames = max(1, min(1024, (1 << 20) // size))
+    ds = f.create_dataset(
+        d.path,
+        shape=(0, *shape),
+        maxshape=(None, *shape),
+        dtype=d.dtype,
+        chunks=(chunk_frames, *shape),
+    )
+    ds.attrs["description"] = d.description
+    return ds
+
+
+class ResultsWriter:
+    """Stream frames into a results file; use as a context manager.
+
+    ``with ResultsWriter(path, mesh, case_text, title) as w: w.write(frame)``.
+    """
+
+    def __init__(
+        self, path, mesh: Mesh, case_text: str, title: str = "", overrides=(), extra_attrs=None
+    ):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{self.path.name}.", suffix=".partial", dir=self.path.parent
+        )
+        os.close(fd)
+        share(tmp)
+        self.tmp = Path(tmp)
+        self.frames = 0
+        self.replaced = False
+        f = self.file = _crash_safe_file(self.tmp)
+        f.attrs["rodsim_version"] = __version__
+        f.attrs["layout"] = LAYOUT
+        f.attrs["layout_minor"] = LAYOUT_MINOR
+        f.attrs["case"] = case_text
+        f.attrs["title"] = title
+        f.attrs["overrides"] = "\n".join(overrides)
+        for k, v in (extra_attrs or {}).items():
+            f.attrs[k] = v
+        _write_mesh(f, mesh)
+        sizes = {"N": mesh.n_nodes, "E": mesh.n_elements, "P": mesh.n_plates}
+        self.datasets = {
+            d: _create_frame_dataset(f, d, sizes) for d in FRAME_DATASETS if is_present(d, mesh)
+        }
+        f.flush()
+
+    def write(self, frame: Frame) -> None:
+        """Append one frame and flush it to disk."""
+        k = self.frames
+        for d, ds in self.datasets.items():
+            value = getattr(frame, d.source)
+            ds.resize(k + 1, axis=0)
+            ds[k] = 0.0 if value is None else value  # a model without plate fields: zeros
+        self.file.flush()
+        self.frames += 1
+        if not self.replaced:
+            os.replace(self.tmp, self.path)  # the open handle follows the renamed file
+            self.replaced = True
+
+    def close(self) -> None:
+        if self.file is None:
+            return
+        self.file.close()
+        self.file = None
+        if not self.replaced:
+            self.tmp.unlink(missing_ok=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+class Adapter(NamedTuple):
+    """How rodsim reads one major layout: the required datasets a file lacks, its number of
+    complete frames, and frame k as a Frame (directors from mesh/frames if given)."""
+
+    missing: Callable[[h5py.File], list]
+    count: Callable[[h5py.File], int]
+    read: Callable[..., Frame]
+
+
+def quaternion_matrices(q: np.ndarray) -> np.ndarray:
+    """(..., 4) unit quaternions (w, x, y, z) -> (..., 3, 3) rotation matrices."""
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)  # fmt: skip
+
+
+def missing_v1(f: h5py.File) -> list:
+    return [d.container for d in DATASETS if not d.may_be_absent and d.container not in f]
+
+
+def count_v1(f: h5py.File) -> int:
+    """Frames every known per-frame dataset holds completely (a kill during a flush can leave
+    the newest frame in some of them only); datasets of a newer minor version do not count."""
+    lengths = [f[d.path].shape[0] for d in FRAME_DATASETS if d.path in f]
+    return min(lengths) if lengths else 0
+
+
+# Frame fields that default to None read as None when their dataset is absent; the others
+# (the rod fields) as arrays with no rows, as a model without rod elements has. energy/total
+# is no field: Frame derives it from the three energies.
+_FRAME_DEFAULTS = {x.name: x.default for x in dataclasses.fields(Frame)}
+
+
+def _absent(d: Dataset):
+    default = _FRAME_DEFAULTS[d.source]
+    if default is not dataclasses.MISSING:
+        return default
+    return np.zeros(concrete_shape(d.shape, {"N": 0, "E": 0, "P": 0}))
+
+
+def _value_v1(f: h5py.File, d: Dataset, k: int):
+    if d.may_be_absent and d.path not in f:
+        return _absent(d)
+    value = f[d.path][k]
+    return float(value) if d.shape == () else value
+
+
+def read_v1(f: h5py.File, k: int, frames0=None) -> Frame:
+    values = {d.source: _value_v1(f, d, k) for d in FRAME_DATASETS if d.source in _FRAME_DEFAULTS}
+    frames0 = f["mesh/frames"][()] if frames0 is None else frames0
+    return Frame(directors=quaternion_matrices(values["rotation"]) @ frames0, **values)
+
+
+ADAPTERS = {1: Adapter(missing_v1, count_v1, read_v1)}
+
+
+def layout_version(f: h5py.File) -> tuple[int, int]:
+    """(layout, layout_minor); files from before layout_minor existed are minor 0."""
+    return int(f.attrs["layout"]), int(f.attrs.get("layout_minor", 0))
+
+
+def _adapter(f: h5py.File) -> Adapter:
+    return ADAPTERS[int(f.attrs["layout"])]
+
+
+def _check(f: h5py.File, path: Path) -> None:
+    """CaseError unless f is a results file of a layout this rodsim reads."""
+    layout, minor = f.attrs.get("layout"), f.attrs.get("layout_minor", 0)
+    if not isinstance(layout, (int, np.integer)) or not isinstance(minor, (int, np.integer)):
+        raise CaseError("not a rodsim results file (no integer layout attribute)", file=str(path))
+    if int(layout) not in ADAPTERS:
+        supported = ", ".join(str(v) for v in sorted(ADAPTERS))
+        raise CaseError(
+            f"results layout {layout} is not supported: this version of rodsim "
+            f"reads layout {supported}; read it with a newer rodsim",
+            file=str(path),
+        )
+    missing = ADAPTERS[int(layout)].missing(f)
+    if missing:
+        raise CaseError(
+            f"not a complete results file of layout {layout}: missing " + ", ".join(missing),
+            file=str(path),
+        )
+
+
+@contextmanager
+def open_results(path):
+    """Open a results file read-only; CaseError if it is missing, not a rodsim file or of a
+    layout this version cannot read."""
+    path = Path(path)
+    if not path.exists():
+        raise CaseError("no such results file", file=str(path))
+    try:
+        f = h5py.File(path, "r", locking=False)  # readable while a run writes it
+    except OSError as exc:
+        raise CaseError(f"not a readable HDF5 file ({exc})", file=str(path)) from None
+    try:
+        _check(f, path)
+        yield f
+    finally:
+        f.close()
+
+
+def frame_count(f: h5py.File) -> int:
+    """Frames every per-frame dataset holds completely. A run killed while flushing a frame
+    can leave that frame in some datasets only (HDF5 writes their metadata one by one), so
+    rodsim's readers use the shortest length."""
+    return _adapter(f).count(f)
+
+
+def read_frame(f: h5py.File, k: int, frames0=None) -> Frame:
+    """Frame k of a file opened by open_results (directors rebuilt from rotation and
+    mesh/frames; pass frames0 = mesh/frames when reading many frames)."""
+    return _adapter(f).read(f, k, frames0)
+
+
+# --- documentation ------------------------------------------------------------------------
+
+_PRESENT_TEXT = {ALWAYS: "always", RODS: "with rod elements", PLATES: "with plates"}
+
+
+def _shape_text(d: Dataset) -> str:
+    dims = ("F", *d.shape) if d.per_frame else d.shape
+    return "(" + ", ".join(str(s) for s in dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def markdown_table() -> str:
+    """The dataset table of docs/results.md (``python -m rodsim.results_format``)."""
+    rows = [
+        "| dataset | shape | type | units | in the file | description |",
+        "|---|---|---|---|---|---|",
+    ]
+    for d in DATASETS:
+        kind = {"f8": "float64", "i8": "int64"}[d.dtype]
+        present = _PRESENT_TEXT[d.present] + (
+            " (files of layout 1.0 may lack it)" if d.optional else ""
+        )
+        path = d.path.replace("{name}", "<set>")
+        rows.append(
+            f"| `{path}` | {_shape_text(d)} | {kind} | {d.units} | {present} | {d.description} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(markdown_table())

@@ -1,0 +1,250 @@
+"""The results format (rodsim/results_format.py, docs/results.md): a write-read round trip of
+every dataset in the style of meshio's tests, the layout versioning rule, refused files, and
+the docs against the code's table."""
+
+import dataclasses
+import re
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from rodsim.cli import main
+from rodsim.errors import CaseError
+from rodsim.mesh.assemble import Mesh
+from rodsim.post.summary import describe
+from rodsim.results_format import (
+    DATASETS,
+    FRAME_DATASETS,
+    ResultsWriter,
+    frame_count,
+    layout_version,
+    markdown_table,
+    open_results,
+    quaternion_matrices,
+    read_frame,
+    table_entry,
+)
+from rodsim.writers.frame import Frame
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "results.md"
+FRAMES = 3
+
+
+def random_mesh(rng, rods: bool, plates: bool) -> Mesh:
+    """A mesh of random numbers: nothing in the format depends on the geometry."""
+    n, e, p = 7, 4 if rods else 0, 3 if plates else 0
+
+    def ints(rows, width=None, high=n):
+        return rng.integers(0, high, size=(rows,) if width is None else (rows, width))
+
+    return Mesh(
+        points=rng.normal(size=(n, 3)),
+        frames=rng.normal(size=(n, 3, 3)),
+        conn=ints(e, 2),
+        end_frames=rng.normal(size=(e, 2, 3, 3)),
+        section=ints(e, high=2),
+        section_names=("tube", "deck"),
+        part=ints(e, high=3),
+        part_names=("a", "b", "c"),
+        sets={"all": np.arange(n), "tip": np.array([n - 1]), "none": np.zeros(0, np.int64)},
+        plates=ints(p, 4),
+        plate_section=ints(p, high=2),
+        plate_part=ints(p, high=3),
+        plate_frames=rng.normal(size=(p, 4, 3, 3)),
+    )
+
+
+def random_frame(rng, mesh: Mesh) -> Frame:
+    """Random numbers in every field; directors as the reader rebuilds them (they are not
+    stored: rotation and mesh/frames are)."""
+    n, e, p = mesh.n_nodes, mesh.n_elements, mesh.n_plates
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+
+    def vec(rows, width=3):
+        return rng.normal(size=(rows, width))
+
+    return Frame(
+        time=rng.normal(), position=vec(n), rotation=q,
+        directors=quaternion_matrices(q) @ mesh.frames, velocity=vec(n),
+        angular_velocity=vec(n), linear_momentum=vec(n), angular_momentum=vec(n),
+        force=vec(e), moment=vec(e), strain=vec(e), curvature=vec(e), kinetic=rng.normal(),
+        internal=rng.normal(), external=rng.normal(), total_linear=vec(1)[0],
+        total_angular=vec(1)[0], dt=rng.normal(), iterations=float(rng.integers(1, 9)),
+        residual=rng.normal(), reaction_force=vec(n), reaction_moment=vec(n),
+        plate_membrane=vec(p) if p else None, plate_bending=vec(p) if p else None,
+        plate_shear=vec(p, 2) if p else None,
+    )  # fmt: skip
+
+
+def write(path, rods=True, plates=True, seed=0):
+    """(mesh, frames) written to path: FRAMES random frames."""
+    rng = np.random.default_rng(seed)
+    mesh = random_mesh(rng, rods, plates)
+    frames = [random_frame(rng, mesh) for _ in range(FRAMES)]
+    with ResultsWriter(path, mesh, "case: text\n", "random", ["a=1", "b=2"]) as w:
+        for fr in frames:
+            w.write(fr)
+    assert w.frames == FRAMES
+    return mesh, frames
+
+
+def assert_frames_equal(back: Frame, written: Frame, skip=()) -> None:
+    for field in dataclasses.fields(Frame):
+        if field.name in skip:
+            continue
+        a, b = getattr(back, field.name), getattr(written, field.name)
+        assert (a is None and b is None) or np.array_equal(a, b), field.name
+
+
+def dataset_paths(f: h5py.File) -> list:
+    paths = []
+    f.visititems(lambda name, obj: paths.append(name) if isinstance(obj, h5py.Dataset) else None)
+    return paths
+
+
+MODELS = pytest.mark.parametrize(
+    "rods, plates", [(True, True), (True, False), (False, True)],
+    ids=["rods+plates", "rods only", "plates only"],
+)  # fmt: skip
+
+
+@MODELS
+def test_round_trip_of_every_frame_field(tmp_path, rods, plates):
+    path = tmp_path / "r.h5"
+    mesh, frames = write(path, rods, plates)
+    with open_results(path) as f:
+        assert frame_count(f) == FRAMES
+        frames0 = f["mesh/frames"][()]
+        for k, fr in enumerate(frames):
+            assert_frames_equal(read_frame(f, k), fr)
+            assert_frames_equal(read_frame(f, k, frames0), fr)
+
+
+@MODELS
+def test_every_dataset_of_the_file_is_in_the_table_and_holds_what_was_written(
+    tmp_path, rods, plates
+):
+    path = tmp_path / "r.h5"
+    mesh, frames = write(path, rods, plates)
+    present = {"always": True, "rods": rods, "plates": plates}
+    with h5py.File(path, "r") as f:
+        assert f.attrs["layout"] == 1 and f.attrs["layout_minor"] == 1
+        assert f.attrs["case"] == "case: text\n" and f.attrs["title"] == "random"
+        assert f.attrs["overrides"] == "a=1\nb=2"
+        assert sorted(f["mesh/sets"]) == ["all", "none", "tip"]
+        for name in dataset_paths(f):
+            d = table_entry(name)
+            assert d is not None, f"{name} is in the file but not in the table"
+            assert f[name].attrs["description"] == d.description, name
+            if d.per_frame:
+                expected = np.stack([getattr(fr, d.source) for fr in frames])
+            else:
+                expected = getattr(mesh, d.source)
+                if isinstance(expected, dict):  # mesh/sets/<name>
+                    expected = expected[name.rpartition("/")[2]]
+            assert np.array_equal(f[name][()], expected), name
+            assert f[name].dtype == np.dtype(d.dtype), name
+            if d.names:
+                assert list(f[name].attrs["names"]) == list(getattr(mesh, d.names))
+        for d in DATASETS:
+            assert (d.container in f) == present[d.present], d.path
+            if d.per_frame and d.container in f:
+                assert f[d.path].chunks[0] >= 1 and f[d.path].maxshape[0] is None
+
+
+def test_the_table_writes_every_frame_field():
+    """A Frame field missing from the table would silently not reach the file."""
+    written = {d.source for d in FRAME_DATASETS}
+    fields = {f.name for f in dataclasses.fields(Frame)}
+    assert written == fields - {"directors"} | {"total"}
+    assert len({d.path for d in DATASETS}) == len(DATASETS)
+
+
+def test_unknown_datasets_and_a_newer_minor_version_read(tmp_path):
+    """Layout 1.7, as a later rodsim might write: new datasets, a new attribute."""
+    path = tmp_path / "r.h5"
+    mesh, frames = write(path)
+    with h5py.File(path, "a") as f:
+        f.attrs["layout_minor"] = 7
+        f.attrs["contact_model"] = "penalty"
+        # one frame short, as a kill during the flush can leave it: the frame is complete in
+        # every dataset this rodsim knows, so it reads
+        f.create_dataset("contact/gap", data=np.ones((FRAMES - 1, 5)))
+        f.create_dataset("mesh/contact_pairs", data=np.zeros((4, 2), np.int64))
+    with open_results(path) as f:
+        assert layout_version(f) == (1, 7)
+        assert frame_count(f) == FRAMES
+        for k, fr in enumerate(frames):
+            assert_frames_equal(read_frame(f, k), fr)
+    assert "layout 1.7" in describe(path)
+
+
+def test_a_file_of_an_unknown_major_layout_is_refused(tmp_path):
+    path = tmp_path / "future.h5"
+    write(path)
+    with h5py.File(path, "a") as f:
+        f.attrs["layout"] = 99
+    with pytest.raises(CaseError) as err:
+        with open_results(path):
+            pass
+    message = str(err.value)
+    assert str(path) in message and "layout 99" in message and "reads layout 1" in message
+    res = CliRunner().invoke(main, ["info", str(path)])
+    assert res.exit_code == 2 and "layout 99" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_a_file_from_before_layout_minor_reads_as_minor_0(tmp_path):
+    """As files were written before layout_minor existed (and before the reactions)."""
+    path = tmp_path / "old.h5"
+    mesh, frames = write(path)
+    with h5py.File(path, "a") as f:
+        del f.attrs["layout_minor"]
+        del f["nodes/reaction_force"], f["nodes/reaction_moment"]
+    with open_results(path) as f:
+        assert layout_version(f) == (1, 0)
+        assert frame_count(f) == FRAMES
+        back = read_frame(f, 1)
+    assert back.reaction_force is None and back.reaction_moment is None
+    assert_frames_equal(back, frames[1], skip=("reaction_force", "reaction_moment"))
+    assert "layout 1.0" in describe(path)
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda f: f.attrs.__delitem__("layout"), "not a rodsim results file"),
+    (lambda f: f.attrs.__setitem__("layout", "one"), "not a rodsim results file"),
+    (lambda f: f.__delitem__("nodes/position"), "missing nodes/position"),
+    (lambda f: f.__delitem__("mesh/sets"), "missing mesh/sets"),
+])  # fmt: skip
+def test_damaged_files_are_input_errors_naming_the_file(tmp_path, damage, message):
+    path = tmp_path / "r.h5"
+    write(path)
+    with h5py.File(path, "a") as f:
+        damage(f)
+    with pytest.raises(CaseError, match=re.escape(message)) as err:
+        with open_results(path):
+            pass
+    assert err.value.file == str(path)
+
+
+def test_a_killed_flush_counts_the_complete_frames_only(tmp_path):
+    """A kill during a flush can leave the newest frame in some datasets only."""
+    path = tmp_path / "r.h5"
+    write(path)
+    with h5py.File(path, "a") as f:
+        f["energy/total"].resize(FRAMES - 1, axis=0)
+    with open_results(path) as f:
+        assert frame_count(f) == FRAMES - 1
+
+
+def test_docs_table_is_generated_from_the_code():
+    doc = DOC.read_text()
+    assert markdown_table() in doc, (
+        "docs/results.md is stale: paste the output of python -m rodsim.results_format"
+    )
+    for d in DATASETS:
+        assert f"| `{d.path.replace('{name}', '<set>')}` |" in doc, d.path
