@@ -410,7 +410,7 @@ def _quaternions_parallel(rot, quat, bounds):
         forces.quaternions(rot, quat, bounds[b], bounds[b + 1])
 
 
-@kernel
+@kernel(inline="always")
 def compute_forces(nodes, terms, s, w, t, parallel):
     """Overwrite (f, tau) with the forces of every term (rodsim.model.forces) at time t.
 

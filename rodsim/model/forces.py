@@ -17,8 +17,8 @@ damping (beta), mass-proportional damping (alpha), the supports' dashpots.
 
 The contract of a term (docs/developer.md walks through adding one):
 
-- arrays: a NamedTuple field of ForceTerms, empty arrays when a model has none, so a model
-  without the term compiles to the same numba specialisation;
+- arrays: a NamedTuple of arrays, one field of ForceTerms, with empty arrays when a model has
+  none, so a model without the term compiles to the same numba specialisation;
 - forces: a kernel adding its nodal forces and spatial moments (about the node) to f, tau (N,3)
   at positions x (N,3), rotations rot (N,3,3) and their quaternions quat (N,4), returning its
   energy; generic over float64 and complex128 (branches, max and abs on real parts only), so
@@ -36,14 +36,13 @@ The contract of a term (docs/developer.md walks through adding one):
 from typing import NamedTuple
 
 import numpy as np
+from numba.core import types as numba_types
+from numba.experimental import structref
 
 from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model import plate_kernels, plate_viscous, rod, rod_viscous, supports
-from rodsim.model.loads import LoadArrays, external_forces, plate_pressure
-from rodsim.model.plate_kernels import PlateElements
-from rodsim.model.rod import RodElements
-from rodsim.model.supports import SupportArrays
+from rodsim.model.loads import external_forces, plate_pressure
 
 INTERNAL = 1  # element forces: rods, plates
 APPLIED = 2  # loads: nodal forces and moments, gravity, pressure
@@ -51,23 +50,41 @@ GROUND = 4  # elastic supports
 ALL = INTERNAL | APPLIED | GROUND
 
 
-class ForceTerms(NamedTuple):
+TERM_FIELDS = ("rods", "plates", "loads", "supports", "rot0", "mass", "beta", "alpha", "damped")
+
+
+@structref.register
+class ForceTermsType(numba_types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, numba_types.unliteral(typ)) for name, typ in fields)
+
+
+class ForceTerms(structref.StructRefProxy):
     """Every force term of a model, as the kernels read it (Model.terms builds it once).
 
-    rods, plates, loads, supports: the terms' arrays (empty when absent); rot0 (N,3,3) the
-    reference frames (follower loads); mass (N,) lumped masses (gravity, alpha damping); beta
-    (time) strain-rate and alpha (1/time) mass-proportional damping; damped: whether any
-    damping force acts (beta, alpha or a dashpot)."""
+    rods, plates, loads, supports: the terms' arrays (NamedTuples, empty when absent); rot0
+    (N,3,3) the reference frames (follower loads); mass (N,) lumped masses (gravity, alpha
+    damping); beta (time) strain-rate and alpha (1/time) mass-proportional damping; damped:
+    whether any damping force acts (beta, alpha or a dashpot).
 
-    rods: RodElements
-    plates: PlateElements
-    loads: LoadArrays
-    supports: SupportArrays
-    rot0: np.ndarray
-    mass: np.ndarray
-    beta: float
-    alpha: float
-    damped: bool
+    A numba StructRef, passed to kernels by reference: as a NamedTuple of its ~60 arrays,
+    every kernel call and inlined helper taking it paid an atomic reference-count update per
+    array (measured: +0.5 us per force evaluation, +17% on a 10-element explicit step).
+    Python reads the same fields as attributes."""
+
+    def __new__(cls, *values):
+        terms = structref.StructRefProxy.__new__(cls, *values)
+        terms._fields = dict(zip(TERM_FIELDS, values, strict=True))
+        return terms
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_fields"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+structref.define_proxy(ForceTerms, ForceTermsType, list(TERM_FIELDS))
 
 
 class Strains(NamedTuple):
@@ -136,15 +153,17 @@ quaternions = rod.node_quaternions  # quat[a] of rot[a] for lo <= a < hi: what t
 
 @kernel(inline="always")
 def _after_rods(terms, x, rot, quat, t, f, tau, select):
-    """Add every term but the rods; returns (their energy, the external potential)."""
+    """Add every term but the rods; returns (their energy, the external potential).
+
+    A term's NamedTuple is read in place, never bound to a local name: a local copy costs an
+    atomic reference-count update per array it holds (the plates': 21 per evaluation)."""
     u = 0.0
     v = 0.0
-    pl = terms.plates
-    if pl.conn.shape[0] > 0:
+    if terms.plates.conn.shape[0] > 0:
         if select & INTERNAL:
-            u += plate_kernels.assemble_plate_forces(pl, x, rot, f, tau)
+            u += plate_kernels.assemble_plate_forces(terms.plates, x, rot, f, tau)
         if select & APPLIED:
-            plate_pressure(terms.loads, pl, t, x, rot, f)
+            plate_pressure(terms.loads, terms.plates, t, x, rot, f)
     if select & APPLIED:
         v = external_forces(terms.loads, t, x, rot, terms.rot0, terms.mass, f, tau)
     if select & GROUND and terms.supports.node.shape[0] > 0:
@@ -152,7 +171,7 @@ def _after_rods(terms, x, rot, quat, t, f, tau, select):
     return u, v
 
 
-@kernel
+@kernel(inline="always")
 def forces(terms, x, rot, quat, t, f, tau, select):
     """Overwrite f, tau (N,3) with the forces and moments of the terms of kinds `select`
     (INTERNAL | APPLIED | GROUND) at time t (equilibrium: the load multiplier). Returns
@@ -167,7 +186,7 @@ def forces(terms, x, rot, quat, t, f, tau, select):
     return u + du, v
 
 
-@kernel
+@kernel(inline="always")
 def forces_parallel(terms, x, rot, quat, t, f, tau, work):
     """forces(..., ALL) with the rods assembled in parallel (float64). work: the rods' scratch
     (elem (E,2,6), element_blocks (B+1,), block_energy (B,); rodsim.integrators.explicit.
