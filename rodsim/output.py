@@ -15,8 +15,8 @@ from rodsim.model.prescribed import prescribed_velocities
 from rodsim.writers.frame import Frame
 
 
-def _reactions(model, x, rot, t: float) -> dict:
-    rf, rm = forces.reactions(model.terms, model.fixed, x, rot, t)
+def _reactions(model, x, rot, t: float, vel=None, omega=None) -> dict:
+    rf, rm = forces.reactions(model.terms, model.fixed, x, rot, t, vel, omega)
     return {"reaction_force": rf, "reaction_moment": rm}
 
 
@@ -44,7 +44,8 @@ def dynamic_frame(run, dt: float) -> Frame:
         total_linear=np.asarray(diag.linear_momentum, dtype=float),
         total_angular=np.asarray(diag.angular_momentum, dtype=float), dt=dt,
         iterations=float(run.max_iterations), residual=getattr(run, "residual", math.nan),
-        **forces.fields(model.terms, st.x, st.rot), **_reactions(model, st.x, st.rot, run.time),
+        **forces.fields(model.terms, st.x, st.rot),
+        **_reactions(model, st.x, st.rot, run.time, vel, omega),
     )  # fmt: skip
 
 

@@ -299,3 +299,77 @@ def test_bad_supports_are_refused_with_the_key(tmp_path, support, key, words):
     assert result.exit_code == 2, result.output
     assert key in result.output and words in result.output, result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("scheme", ["explicit", "implicit"])
+def test_dashpot_decays_at_c_over_2m(tmp_path, scheme):
+    """A mass on a spring and a dashpot (zeta = 0.05): the extrema of x(t) = A exp(-s t)
+    sin(omega_d t) decay at s = c / (2m) and the zero crossings give omega_d = omega
+    sqrt(1 - zeta^2). The explicit scheme's damping force uses the momentum lagged half a
+    step, tau = dt/2: an added stiffness c tau omega^2 that raises omega_d by s tau = 1.6e-4
+    (measured 1.58e-4), and a relative error ~ omega tau = 3e-3 in s; hence 5e-4 on omega_d
+    and 1e-2 on s. The reactions of the free nodes are the spring and dashpot forces at the
+    frame's velocity."""
+    k, zeta = 400.0, 0.05
+    omega = np.sqrt(k / M_NODE)
+    c = 2 * zeta * M_NODE * omega
+    dt = 2 * np.pi / omega / 1000
+    support = f"{{set: bar.all, spring: [{k}, 0, 0], dashpot: [{c}, 0, 0]}}"
+    case = _write(tmp_path, support=support,
+                  initial="{velocity: [0.01, 0, 0]}", scheme=scheme, dt=dt,
+                  t_end=4.2 * 2 * np.pi / omega)
+    result, out = cli_run(case, tmp_path)
+    assert result.exit_code == 0, result.output
+    with h5py.File(out) as h5:
+        t, ux = h5["time"][()], h5["nodes/position"][:, 1, 0] - 1.0
+        vx, reaction = h5["nodes/velocity"][:, 1, 0], h5["nodes/reaction_force"][:, 1, 0]
+    assert _frequency(t, ux) == pytest.approx(omega * np.sqrt(1 - zeta**2), rel=5e-4)
+    crossings = np.flatnonzero(np.sign(ux[:-1]) * np.sign(ux[1:]) < 0)
+    peaks = [np.argmax(np.abs(ux[a:b])) + a for a, b in zip(crossings[:-1], crossings[1:],
+                                                                      strict=True)]
+    rate = -np.polyfit(t[peaks], np.log(np.abs(ux[peaks])), 1)[0]
+    assert rate == pytest.approx(c / (2 * M_NODE), rel=1e-2)
+    np.testing.assert_allclose(reaction, -(k * ux + c * vx), atol=1e-12 * k * 0.01 / omega)
+
+
+def test_springs_at_one_node_add_up_in_the_stable_step():
+    """Two support entries on the same node (a foundation and a spring, say) act as one spring
+    k1 + k2: the estimate is 2 / sqrt((k1 + k2)/m + omega_e^2), not the stiffer one alone."""
+    soft = stable_step(_sprung_rod(0.0))
+    one = _sprung_rod(1.4e7)
+    two = build_model(one.x0, one.rot0, one.rods.conn, section_from_resultants(
+        EA=1e3, GA=[1e3, 1e3], GJ=1, EI=[1, 1], rhoA=1, rhoI=[1e-3, 1e-3]),
+        supports=[Support(np.array([5]), (1.4e7,) * 3), Support(np.array([5]), (1.4e7,) * 3)])
+    m = one.mass[5]
+    assert stable_step(two) == pytest.approx(2 / np.sqrt(2.8e7 / m + (2 / soft) ** 2),
+                                             rel=1e-12)
+    assert stable_step(two) < stable_step(one)
+
+
+ANGLE = """\
+rodsim: 1
+mesh:
+  - rod: {{name: a, from: [0, 0, 0], to: [1, 0, 0], elements: 2, section: s, up: [0, 0, 1]}}
+  - rod: {{name: b, from: [1, 0, 0], to: [1, 1, 0], elements: 2, section: s, up: [0, 0, 1]}}
+sections:
+  s: {{type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 10, EI: [10, 10], rhoA: 1,
+      rhoI: [0.01, 0.01]}}
+sets:
+  both: {{union: [a.all, b.all]}}
+supports:
+  - {{foundation: both, modulus: {modulus}, frame: section}}
+solver: {{t_end: 0.01}}
+output: {{vtk: false}}
+"""
+
+
+@pytest.mark.parametrize("modulus, code", [("[1, 2, 3]", 2), ("[2, 2, 2]", 0)])
+def test_section_foundation_on_rods_at_an_angle(tmp_path, modulus, code):
+    """Where a foundation's rods meet at an angle a node has no single section frame: a
+    modulus per section direction is refused there (naming the key), an isotropic one runs."""
+    case = tmp_path / "angle.yaml"
+    case.write_text(ANGLE.format(modulus=modulus))
+    result, _ = cli_run(case, tmp_path)
+    assert result.exit_code == code, result.output
+    if code:
+        assert "supports[0].frame" in result.output and "angle" in result.output

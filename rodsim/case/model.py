@@ -233,9 +233,28 @@ def _plates_within(mesh: Mesh, nodes: np.ndarray, path) -> np.ndarray:
     return np.flatnonzero(inside)
 
 
-def elastic_supports(mesh: Mesh, data: dict) -> list[Support]:
+def _check_section_foundation(mesh: Mesh, frames: np.ndarray, nodes: np.ndarray, spec: dict,
+                              path) -> None:
+    """A foundation per direction of the section frame is lumped to its nodes in the nodes'
+    frames: refuse one whose rods meet at an angle within the set (a node there carries
+    elements of different section frames), unless it is the same in every direction."""
+    values = [spec["modulus"], spec["damping"] or (0.0, 0.0, 0.0)]
+    if mesh.end_frames is None or all(len(set(v)) == 1 for v in values):
+        return
+    inside = np.flatnonzero(np.isin(mesh.conn, nodes).all(axis=1))
+    for e in inside:
+        for side in (0, 1):
+            a = mesh.conn[e, side]
+            if not np.allclose(mesh.end_frames[e, side], frames[a], atol=1e-9):
+                raise CaseError(f"the rods of this foundation meet at an angle at node {a}, "
+                                "where a modulus per section direction has no single frame; "
+                                "use frame: global, the same modulus in every direction, or "
+                                "one foundation per straight part", key=render(path))
+
+
+def elastic_supports(mesh: Mesh, frames: np.ndarray, data: dict) -> list[Support]:
     """Support entries of the case's `supports:` (springs at node sets, foundations lumped to
-    the nodes of the rod elements they carry)."""
+    the nodes of the rod elements they carry); frames: the nodes' reference frames."""
     out = []
     zero = (0.0, 0.0, 0.0)
     for i, (tag, spec) in enumerate(data["supports"]):
@@ -247,6 +266,8 @@ def elastic_supports(mesh: Mesh, data: dict) -> list[Support]:
             continue
         length = np.linalg.norm(mesh.points[mesh.conn[:, 1]] - mesh.points[mesh.conn[:, 0]],
                                 axis=1)  # fmt: skip
+        if spec["frame"] == "section":
+            _check_section_foundation(mesh, frames, nodes, spec, ("supports", i, "frame"))
         carried, share = foundation_scale(mesh.conn, length, nodes)
         if len(carried) == 0:
             raise CaseError("a foundation acts on rod elements, and this set holds none (both "
@@ -331,7 +352,7 @@ def build(case: Case) -> Setup:
                         damping=(data["solver"]["damping"]["strain_rate"],
                                  data["solver"]["damping"]["mass"]),
                         plates=plates, pressures=pressures,
-                        supports=elastic_supports(mesh, data))
+                        supports=elastic_supports(mesh, frames, data))
     # the mesh as the model sees it (HDF5 mesh/frames, ParaView directors): plate nodes carry
     # the plates' frames
     return Setup(case, dataclasses.replace(mesh, frames=frames), model, rod_sections)

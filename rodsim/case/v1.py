@@ -358,8 +358,8 @@ SPRING = Record((
 FOUNDATION = Record((
     Field("foundation", SET_NAME, "node set; the foundation acts on the rod elements whose "
           "two ends are in it, lumped to their nodes (half an element each)"),
-    Field("modulus", STIFFNESS, "foundation modulus per direction (force per length of rod "
-          "per displacement)"),
+    Field("modulus", Vector(item=NONNEGATIVE, nonzero=True), "foundation modulus per "
+          "direction (force per length of rod per displacement)"),
     Field("damping", STIFFNESS, "viscous foundation per direction (force per length per "
           "velocity)", optional=True),
     FRAME,
@@ -475,7 +475,8 @@ CASE = Record((
     Field("sets", MapOf(SET), "extra named node sets", default={}),
     Field("merge_tolerance", NONNEGATIVE, "nodes of different parts closer than this are "
           "merged (default: 1e-8 x the model size)", optional=True),
-    Field("boundary", ListOf(BOUNDARY), "supports and prescribed motions", default=[]),
+    Field("boundary", ListOf(BOUNDARY), "fixed and prescribed degrees of freedom",
+          default=[]),
     Field("supports", ListOf(SUPPORT), "elastic supports: springs and dashpots to the ground, "
           "elastic foundations", default=[]),
     Field("loads", ListOf(LOAD), "nodal loads and gravity", default=[]),

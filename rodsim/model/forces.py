@@ -299,15 +299,20 @@ def applied_loads(terms: ForceTerms, x, rot, t: float):
     return _serial(terms, x, rot, t, APPLIED)[:2]
 
 
-def reactions(terms: ForceTerms, fixed: np.ndarray, x, rot, t: float):
+def reactions(terms: ForceTerms, fixed: np.ndarray, x, rot, t: float, vel=None, omg=None):
     """Forces and moments (N,3) the supports exert on the nodes: in fixed components minus the
-    element forces and applied loads, elsewhere the elastic supports' forces (a component both
-    fixed and sprung: the two together supply minus the rest). The nodes' inertia and damping
-    forces are not included (fixed components carry no momentum)."""
+    element forces and applied loads, elsewhere the elastic supports' springs and, at the
+    nodal velocities vel and angular velocities omg (N,3) if given, their dashpots (a
+    component both fixed and sprung: the two together supply minus the rest). The nodes'
+    inertia and the elements' damping forces are not included."""
     f, tau = _serial(terms, x, rot, t, INTERNAL | APPLIED)[:2]
     if terms.supports.node.shape[0] == 0:
         return np.where(fixed[:, :3], -f, 0.0), np.where(fixed[:, 3:], -tau, 0.0)
     g, m = _serial(terms, x, rot, t, GROUND)[:2]
+    if vel is not None:
+        quat = np.empty((x.shape[0], 4))
+        quaternions(rot, quat, 0, x.shape[0])
+        supports.support_damping_forces(terms.supports, quat, vel, omg, g, m)
     return np.where(fixed[:, :3], -f, g), np.where(fixed[:, 3:], -tau, m)
 
 

@@ -120,23 +120,27 @@ def foundation_scale(conn: np.ndarray, length: np.ndarray, nodes: np.ndarray):
 
 
 def support_frequencies(sp: SupportArrays, mass: np.ndarray, inertia: np.ndarray):
-    """(omega2 (S,), damping (S,)) per support entry: the largest squared frequency of its
-    springs against the node's lumped mass and rotary inertia, and c / (2 m) (the dashpot's
-    decay rate, translational or rotational, whichever is larger). The supports add
-    omega2 to the squared top frequency of the elements (lambda_max(A + B) <=
-    lambda_max(A) + lambda_max(B) in the mass metric)."""
-    s = sp.node.shape[0]
-    omega2, rate = np.zeros(s), np.zeros(s)
-    for i in range(s):
-        a = sp.node[i]
+    """(omega2, rate) per supported node: the largest squared frequency of the springs at the
+    node (all its entries summed: a foundation and a point spring add up) against its lumped
+    mass and rotary inertia, and the dashpots' largest decay rate c / (2 m) (translational or
+    rotational). The supports add omega2 to the squared top frequency of the elements
+    (lambda_max(A + B) <= lambda_max(A) + lambda_max(B) in the mass metric)."""
+    nodes, slot = np.unique(sp.node, return_inverse=True)
+    total = {}
+    for key in ("k_t", "c_t", "k_r", "c_r"):
+        total[key] = np.zeros((len(nodes), 3, 3))
+        np.add.at(total[key], slot, getattr(sp, key))
+    omega2, rate = np.zeros(len(nodes)), np.zeros(len(nodes))
+    for i, a in enumerate(nodes):
         m, j = mass[a], inertia[a]
-        omega2[i] = np.linalg.eigvalsh(sp.k_t[i]).max() / m
-        rate[i] = np.linalg.eigvalsh(sp.c_t[i]).max() / (2.0 * m)
-        if np.any(sp.k_r[i]) or np.any(sp.c_r[i]):
+        omega2[i] = np.linalg.eigvalsh(total["k_t"][i]).max() / m
+        rate[i] = np.linalg.eigvalsh(total["c_t"][i]).max() / (2.0 * m)
+        if np.any(total["k_r"][i]) or np.any(total["c_r"][i]):
             # node inertia is material (the nodal frame, = the reference frame at rest)
-            top = scipy.linalg.eigh(sp.k_r[i], j, eigvals_only=True).max()
+            top = scipy.linalg.eigh(total["k_r"][i], j, eigvals_only=True).max()
+            damp = scipy.linalg.eigh(total["c_r"][i], j, eigvals_only=True).max()
             omega2[i] = max(omega2[i], top)
-            rate[i] = max(rate[i], 0.5 * scipy.linalg.eigh(sp.c_r[i], j, eigvals_only=True).max())
+            rate[i] = max(rate[i], 0.5 * damp)
     return omega2, rate
 
 
