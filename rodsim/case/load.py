@@ -66,10 +66,79 @@ def _mapping(loader: _Loader, node: yaml.MappingNode):
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
-def parse_yaml(text: str, file: str | None = None):
-    """Parse YAML text; errors become CaseError with the line and column in place of a key."""
+MAX_DEPTH = 64  # nested mappings and lists; a case file needs about 8
+EXPANSION = (10, 100_000)  # aliases may expand a document to 10x its nodes + 100000
+
+
+def _check_nesting(text: str, file: str | None) -> None:
+    """Refuse documents nested deeper than MAX_DEPTH before they are composed: PyYAML composes
+    recursively, and 100000 levels end in a RecursionError. The parser's events are flat."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                raise CaseError(f"invalid YAML: mappings and lists nested deeper than "
+                                f"{MAX_DEPTH} levels", file=file,
+                                key=f"line {mark.line + 1}, column {mark.column + 1}")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _expanded_size(node: yaml.Node) -> tuple[int, int]:
+    """(nodes in the document, nodes once every alias is expanded), without expanding: an
+    alias is the same node object again, so each node's expanded size is counted once."""
+    size: dict[int, int] = {}
+    open_: set[int] = set()
+
+    def expanded(n: yaml.Node) -> int:
+        if id(n) in open_:  # an alias inside its own anchor: infinite
+            raise CaseError("invalid YAML: an alias (*name) refers to a value that contains "
+                            "it (a recursive alias)",
+                            key=f"line {n.start_mark.line + 1}, column {n.start_mark.column + 1}")
+        if id(n) not in size:
+            open_.add(id(n))
+            children = (n.value if isinstance(n, yaml.SequenceNode) else
+                        [c for kv in n.value for c in kv] if isinstance(n, yaml.MappingNode)
+                        else [])  # fmt: skip
+            size[id(n)] = 1 + sum(expanded(c) for c in children)
+            open_.discard(id(n))
+        return size[id(n)]
+
+    total = expanded(node)
+    return len(size), total
+
+
+def _load(text: str, file: str | None):
+    """Compose, check the expansion of aliases (a 'billion laughs' document of 600 bytes
+    expands to 10^9 nodes), then construct."""
+    _check_nesting(text, file)
+    loader = _Loader(text)
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            nodes, expanded = _expanded_size(node)
+        except CaseError as exc:
+            raise CaseError(exc.reason, file=file, key=exc.key) from None
+        limit = EXPANSION[0] * nodes + EXPANSION[1]
+        if expanded > limit:
+            raise CaseError(f"invalid YAML: its aliases (*name) expand {nodes} values to "
+                            f"{expanded:.3g}, more than {limit} (a recursive or exponential "
+                            "alias bomb?)", file=file)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def parse_yaml(text: str, file: str | None = None):
+    """Parse YAML text; errors become CaseError with the line and column in place of a key.
+    Nesting deeper than MAX_DEPTH and alias expansion beyond EXPANSION are refused before
+    anything is built."""
+    try:
+        return _load(text, file)
     except yaml.reader.ReaderError as exc:  # no marks, only a character position
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1

@@ -17,6 +17,11 @@ Units are the user's own but must be consistent. Vectors are lists of 3 numbers 
 Unknown keys are errors. Keys marked *required* must be given; others show their default
 (*optional*: absent means not used). Any key can be overridden on the command line with
 `--set KEY=VALUE`, e.g. `--set solver.dt=1e-3` or `--set loads[0].force=[0,0,1]`.
+
+The file is YAML 1.2 (`1e4` is a number) read safely: no object tags, a key given twice in one
+mapping is an error, mappings and lists may nest at most 64 levels deep, and aliases (`*name`
+of an `&name` anchor) may expand the document to at most 10 times its values plus 100000 (a
+recursive alias is an error); both limits are checked before anything is built.
 """
 
 
