@@ -90,7 +90,8 @@ class Progress:
 
 @main.command()
 @click.argument("case", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Results file (.h5).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Results file (.h5); never the case file, a mesh file it reads or a .pvd.")
 @click.option("--vtk/--no-vtk", default=None, help="Write the ParaView series (default: the "
               "case's output.vtk).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)

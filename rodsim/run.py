@@ -98,9 +98,24 @@ def summary(prep: Prepared) -> str:
 
 
 def output_paths(case: Case, output=None) -> tuple[Path, Path]:
-    """(results .h5, ParaView .pvd) paths: -o, else <case-stem>.h5 next to the case file."""
+    """(results .h5, ParaView .pvd) paths: -o, else <case-stem>.h5 next to the case file.
+    CaseError (before anything is written) if the results would overwrite the case file, a
+    mesh file the case reads, or the run's own ParaView index (-o x.pvd)."""
     h5 = Path(output) if output is not None else case.folder / f"{case.stem}.h5"
-    return h5, h5.with_suffix(".pvd")
+    pvd = h5.with_suffix(".pvd")
+    inputs = {case.path.resolve(): "the case file"}
+    for tag, spec in case.data["mesh"]:
+        if tag == "file":
+            inputs[case.resolve(spec["file"]).resolve()] = f"the mesh file {spec['file']}"
+    target = h5.resolve()
+    if target in inputs:
+        raise CaseError(f"the results file {h5} is {inputs[target]}: writing it would destroy "
+                        "the input; give another -o", file=str(case.path), key="-o")
+    if target == pvd.resolve():
+        raise CaseError(f"the results file {h5} would be overwritten by the run's own ParaView "
+                        "index (same name, .pvd); give a .h5 name", file=str(case.path),
+                        key="-o")
+    return h5, pvd
 
 
 def _dynamic_frames(prep: Prepared, progress):

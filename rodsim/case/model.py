@@ -278,6 +278,34 @@ def elastic_supports(mesh: Mesh, frames: np.ndarray, data: dict) -> list[Support
     return out
 
 
+def _held_dofs(bc: dict) -> list[int]:
+    """The dof indices (0-5) a boundary entry fixes or prescribes."""
+    if bc["fix"] is not None:
+        return list(range(6)) if bc["fix"] == "all" else [DOFS.index(d) for d in bc["fix"]]
+    p = bc["prescribe"]
+    held = [k for k, c in enumerate(p["displacement"] or ()) if c is not None]
+    return held + ([3, 4, 5] if p["rotation"] is not None else [])
+
+
+def _claim(owner: np.ndarray, entries: list, i: int, nodes: np.ndarray, dofs: list[int]):
+    """Record that boundary entry i holds `dofs` of `nodes`; a dof that another entry already
+    prescribes, or that one fixes and the other prescribes, is an error naming both (fixing a
+    dof twice is harmless)."""
+    for k in dofs:
+        prev = owner[nodes, k]
+        clash = (prev >= 0) & ((entries[i]["fix"] is None)
+                               | np.array([entries[j]["fix"] is None for j in prev]))
+        if np.any(clash):
+            j = int(prev[np.argmax(clash)])
+            node = int(nodes[np.argmax(clash)])
+            how = {True: "fixed", False: "prescribed"}
+            raise CaseError(f"node {node}: {DOFS[k]} is {how[entries[j]['fix'] is not None]} "
+                            f"by boundary[{j}] and {how[entries[i]['fix'] is not None]} here; "
+                            "a degree of freedom takes one condition",
+                            key=render(("boundary", i)))
+        owner[nodes, k] = i
+
+
 def build(case: Case) -> Setup:
     """Mesh, sections, supports, loads and masses of a case, as a Model.
 
@@ -298,8 +326,10 @@ def build(case: Case) -> Setup:
 
     fixed = np.zeros((mesh.n_nodes, 6), dtype=bool)
     prescribed = []
+    owner = np.full((mesh.n_nodes, 6), -1)  # the boundary entry that holds each dof
     for i, bc in enumerate(data["boundary"]):
         nodes = nodes_of(mesh, bc["set"], ("boundary", i, "set"))
+        _claim(owner, data["boundary"], i, nodes, _held_dofs(bc))
         if bc["fix"] is not None:
             dofs = DOFS if bc["fix"] == "all" else bc["fix"]
             for d in dofs:

@@ -130,6 +130,13 @@ class Text:
     def check(self, value, path: Path):
         if not isinstance(value, str):
             raise fail(path, f"expected {self.expected()}, got {show(value)}")
+        # control characters (a NUL from a "\0" escape, say) break HDF5 names and attributes;
+        # free text may keep tabs and line breaks, names nothing of the kind
+        allowed = "" if self.identifier else "\t\n\r"
+        bad = next((c for c in value if (c < " " or c == "\x7f") and c not in allowed), None)
+        if bad is not None:
+            raise fail(path, f"expected {self.expected()} without control characters, got "
+                       f"{value!r} (character #x{ord(bad):04x})")
         if self.choices and value not in self.choices:
             raise fail(path, f"expected {self.expected()}, got {value!r}")
         if self.identifier and (not value or any(c in value for c in "./ \t\n[]")):
