@@ -119,3 +119,13 @@ def test_cli_check_of_the_good_base_case():
     assert result.exit_code == 0, result.output
     assert result.output.rstrip().endswith("ok")
     assert "error" not in err
+
+
+def test_a_union_may_name_a_set_defined_after_it(tmp_path):
+    """Node sets may refer to each other in any order (issue 13)."""
+    text = BASE.read_text().replace("sets:\n", "sets:\n  both: {union: [tip, base2]}\n")
+    text = text.replace("  base: {box:", "  base2: {near: [0, 0, 0]}\n  base: {box:")
+    case = tmp_path / "order.yaml"
+    case.write_text(text)
+    sets = prepare(str(case)).setup.mesh.sets
+    assert list(sets["both"]) == sorted({*sets["tip"], *sets["base2"]}) == [0, 4]

@@ -294,7 +294,8 @@ SET = OneOf((
     ("box", Box(), "all nodes inside [[xmin, ymin, zmin], [xmax, ymax, zmax]]"),
     ("nodes", ListOf(Number(ge=0, le=2**62, integer=True), min_items=1),
      "node numbers (0-based, after merging; see `rodsim check`)"),
-    ("union", ListOf(SET_NAME, min_items=1), "all nodes of the named sets"),
+    ("union", ListOf(SET_NAME, min_items=1), "all nodes of the named sets (parts' sets, or "
+     "other `sets:` entries in any order; a cycle is an error)"),
 ))
 
 PRESCRIBE = Record((

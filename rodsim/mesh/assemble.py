@@ -265,8 +265,7 @@ def build_mesh(parts: list, case_sets: dict, resolve, merge_tolerance=None) -> M
         for name, nodes in p.sets.items():
             sets[f"{p.name}.{name}"] = np.unique(new[np.asarray(nodes, dtype=np.int64) + o])
     mesh_points = points[keep]
-    for name, (kind, arg) in case_sets.items():
-        sets[name] = select(kind, arg, mesh_points, sets, ("sets", name, kind))
+    _resolve_case_sets(case_sets, mesh_points, sets)
     return Mesh(mesh_points, frames, np.ascontiguousarray(conn),
                 np.ascontiguousarray(end_frames), section, section_names,
                 part_of.astype(np.int64), tuple(p.name for p in built), sets,
@@ -306,6 +305,31 @@ def _nodal_frames(n: int, conn, end_frames, plates, plate_frames) -> np.ndarray:
                       2 * len(conn) + np.arange(len(plates)) * 4 + corner)
     candidates = np.concatenate([end_frames.reshape(-1, 3, 3), plate_frames.reshape(-1, 3, 3)])
     return np.ascontiguousarray(candidates[first])
+
+
+def _resolve_case_sets(case_sets: dict, points: np.ndarray, sets: dict) -> None:
+    """Add the case's `sets:` to `sets` (the parts' sets), each after the sets its union names,
+    so they may be given in any order; a cycle of unions is an error that names it."""
+    opened: list[str] = []
+
+    def resolve(name: str) -> None:
+        if name in sets:
+            return
+        if name in opened:
+            cycle = " -> ".join([*opened[opened.index(name):], name])
+            raise CaseError(f"node sets refer to each other in a cycle: {cycle}",
+                            key=render(("sets", name, "union")))
+        kind, arg = case_sets[name]
+        opened.append(name)
+        if kind == "union":
+            for ref in arg:
+                if ref in case_sets:
+                    resolve(ref)
+        sets[name] = select(kind, arg, points, sets, ("sets", name, kind))
+        opened.pop()
+
+    for name in case_sets:
+        resolve(name)
 
 
 def select(kind: str, arg, points: np.ndarray, sets: dict, path) -> np.ndarray:
