@@ -55,7 +55,7 @@ def static_frame(model, x, rot, load: float, step=None) -> Frame:
     zeros = np.zeros((model.n_nodes, 3))
     out = forces.fields(model.terms, x, rot, with_energy=True)
     internal = out.pop("energy")
-    external = forces.energies(model.terms, x, rot, load)[1]
+    external = forces.external_potential(model.terms, x, rot, load)
     return Frame(
         time=load, position=x.copy(), rotation=_rotations(model, rot), directors=rot.copy(),
         velocity=zeros, angular_velocity=zeros, linear_momentum=zeros, angular_momentum=zeros,

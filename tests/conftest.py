@@ -62,6 +62,16 @@ def survives(model, dt, state=None, steps: int = 4000, kinetic_limit: float = 1e
     return run.diagnostics().kinetic < kinetic_limit
 
 
+def rod_forces(el, x, rot, f, tau) -> float:
+    """Add the rod elements' forces and moments at (x, rot) to f, tau (N,3); return their
+    energy (rodsim.model.rod.assemble_forces with the nodal quaternions it reads)."""
+    from rodsim.model import rod
+
+    quat = np.empty((x.shape[0], 4))
+    rod.node_quaternions(rot, quat, 0, x.shape[0])
+    return rod.assemble_forces(el, x, rot, quat, f, tau)
+
+
 def run_to(model, dt, t_end, **kw):
     run = dynamics.start(model, dt, **kw)
     dynamics.advance(run, int(round(t_end / dt)))

@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import GROUPS, energies_keeping_momenta, spaghetti
+from conftest import GROUPS, energies_keeping_momenta, rod_forces, spaghetti
 
 from rodsim import run as runner
 from rodsim.integrators import cayley, dynamics, implicit
@@ -16,7 +16,7 @@ from rodsim.integrators.stable_step import stable_step
 from rodsim.lie import so3
 from rodsim.lie.arrays import as_matrix
 from rodsim.mesh.generate import straight_rod
-from rodsim.model import rod, timefunc
+from rodsim.model import timefunc
 from rodsim.model.assembly import build_model
 from rodsim.model.loads import NodalLoad
 from rodsim.model.prescribed import Prescribed
@@ -149,7 +149,7 @@ def _lagrangian(model, solver, x0, r0, x1, r1, h):
     vr.configurations(sd, xi.astype(complex), solver.work)
     xb, rb = solver.work.xb.real.copy(), solver.work.rb.real.copy()
     f, tau = np.zeros_like(xb), np.zeros_like(xb)
-    energy = rod.internal_forces(model.rods, xb, rb, f, tau)
+    energy = rod_forces(model.rods, xb, rb, f, tau)
     kinetic = 0.5 * (np.sum(model.mass * np.sum(xi[:, :3] ** 2, axis=1))
                      + np.einsum("ni,nij,nj->", xi[:, 3:], model.inertia, xi[:, 3:]))
     return h * kinetic - h * energy

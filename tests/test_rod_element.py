@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import rod_forces
 from scipy.spatial.transform import Rotation
 
 from rodsim.lie.arrays import m, v
@@ -30,7 +31,6 @@ from rodsim.model.rod import (
     element_fields,
     element_forces,
     element_response,
-    internal_forces,
     internal_forces_parallel,
     make_elements,
     reference_strains,
@@ -154,7 +154,7 @@ def random_rod(seed, n_elements=12, center=(30.0, -20.0, 10.0)):
 def assemble(el, x, rot):
     f = np.zeros_like(x)
     tau = np.zeros_like(x)
-    u = internal_forces(el, x, rot, f, tau)
+    u = rod_forces(el, x, rot, f, tau)
     return u, f, tau
 
 
@@ -375,7 +375,7 @@ def test_parallel_assembly_matches_serial(shuffle):
     base_f = rng.normal(size=x.shape)  # both kernels ADD into f and tau
     base_t = rng.normal(size=x.shape)
     f_s, t_s = base_f.copy(), base_t.copy()
-    u_s = internal_forces(el, x, rot, f_s, t_s)
+    u_s = rod_forces(el, x, rot, f_s, t_s)
     f_p, t_p = base_f.copy(), base_t.copy()
     work = np.zeros((n_el, 2, 6))
     u_p = internal_forces_parallel(el, x, rot, f_p, t_p, work)

@@ -294,6 +294,11 @@ def energies(terms: ForceTerms, x, rot, t: float) -> tuple[float, float]:
     return _serial(terms, x, rot, t, ALL)[2:]
 
 
+def external_potential(terms: ForceTerms, x, rot, t: float) -> float:
+    """The potential of the conservative loads (gravity) at a state and time."""
+    return _serial(terms, x, rot, t, APPLIED)[3]
+
+
 def applied_loads(terms: ForceTerms, x, rot, t: float):
     """(f, tau) (N,3) of the applied loads (APPLIED terms) at a state and time."""
     return _serial(terms, x, rot, t, APPLIED)[:2]

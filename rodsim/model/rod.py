@@ -326,20 +326,9 @@ def assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, block_energ
     return energy
 
 
-@kernel
-def internal_forces(el, x, rot, f, tau):
-    """Add the internal nodal forces and moments of every element to f, tau (N,3), in place.
-
-    Returns the internal energy. Serial scatter; see internal_forces_parallel.
-    """
-    quat = np.empty((x.shape[0], 4))
-    node_quaternions(rot, quat, 0, x.shape[0])
-    return assemble_forces(el, x, rot, quat, f, tau)
-
-
 @kernel(parallel=True)
 def internal_forces_parallel(el, x, rot, f, tau, work):
-    """Parallel version of internal_forces (``work`` (E,2,6) scratch); see
+    """assemble_forces in parallel, quaternions included (``work`` (E,2,6) scratch); see
     assemble_forces_parallel. Returns the internal energy."""
     # a prange of its own: a kernel whose only parallel code is a cached callee does not
     # start numba's threading layer when it is itself loaded from the cache (segfault)
