@@ -1,7 +1,8 @@
 """The exception hierarchy: every error rodsim raises on purpose is a RodsimError.
 
 The CLI maps them to exit codes: CaseError (bad input) -> 2, NumericalError (instability,
-non-finite values, Newton divergence) -> 3.
+non-finite values, Newton divergence) -> 3, ResourceError (I/O, disk, memory, a results file
+in use) -> 4, Interrupted (a signal) -> 128 + the signal number.
 """
 
 
@@ -36,4 +37,24 @@ class NumericalError(RodsimError):
     def __init__(self, message: str, *, time: float | None = None, step: int | None = None):
         self.time = time
         self.step = step
+        super().__init__(message)
+
+
+class ResourceError(RodsimError):
+    """The machine cannot do what the input asks: a write fails (disk full, permissions), the
+    model needs more memory than the limit, or another run holds the output."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, *, file: str | None = None):
+        self.file = file
+        super().__init__(f"{file}: {message}" if file else message)
+
+
+class Interrupted(RodsimError):
+    """The run was stopped by a signal (SIGINT, SIGTERM, SIGHUP); exit code 128 + signal."""
+
+    def __init__(self, message: str, *, signal: int):
+        self.signal = signal
+        self.exit_code = 128 + signal
         super().__init__(message)
