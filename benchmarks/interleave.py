@@ -19,7 +19,9 @@ parser chosen by its file name (``--parser`` overrides):
   elements and core setting, the script's best us/step of the run;
 - ``equilibrium`` (bench_equilibrium.py, which prints only text): the best and the median
   equilibrium solve in ms, and the wall time in s of each explicit-dynamics tolerance line;
-- ``plate`` (bench_plate.py): us/step per mesh.
+- ``plate`` (bench_plate.py): us/step per mesh;
+- ``run`` (bench_run.py): the best wall time in ms of each case's whole run path. The base
+  tree may lack the script: ``--same-script`` runs the head tree's copy with each tree's code.
 
 For each row the table gives the median over the rounds for base and head, the spread of each
 as (max - min) / median and as the relative interquartile range, and head median / base median.
@@ -53,6 +55,7 @@ PARSERS = {
     "bench_explicit.py": "explicit",
     "bench_equilibrium.py": "equilibrium",
     "bench_plate.py": "plate",
+    "bench_run.py": "run",
 }
 
 
@@ -85,9 +88,16 @@ def _plate_rows(text: str) -> dict[str, float]:
     return rows
 
 
-def run_once(tree: Path, script: str, args: list[str], parser: str) -> tuple[dict, float, str]:
-    """One run of the tree's copy of SCRIPT: (rows, wall, error text or '')."""
-    cmd = [sys.executable, str(tree / script), *args]
+def _run_rows(text: str) -> dict[str, float]:
+    return {f"run {m[1]} [ms]": float(m[2]) for m in re.finditer(r"^run (\S+) (\S+)$", text, re.M)}
+
+
+def run_once(
+    tree: Path, script: str, args: list[str], parser: str, script_tree: Path | None = None
+) -> tuple[dict, float, str]:
+    """One run of SCRIPT (the copy in script_tree, default the tree's own) with the tree's
+    code: (rows, wall, error text or '')."""
+    cmd = [sys.executable, str((script_tree or tree) / script), *args]
     with tempfile.TemporaryDirectory(prefix="interleave-") as tmp:
         json_path = Path(tmp) / "out.json"
         if parser == "explicit":
@@ -101,6 +111,8 @@ def run_once(tree: Path, script: str, args: list[str], parser: str) -> tuple[dic
             rows = _explicit_rows(json.loads(json_path.read_text()))
         elif parser == "equilibrium":
             rows = _equilibrium_rows(r.stdout)
+        elif parser == "run":
+            rows = _run_rows(r.stdout)
         else:
             rows = _plate_rows(r.stdout)
     if not rows:
@@ -141,6 +153,11 @@ def parse_args(argv=None):
         help="how to read the script's output (default: from its file name)",
     )
     p.add_argument("--no-warmup", action="store_true", help="skip the uncounted warm-up runs")
+    p.add_argument(
+        "--same-script",
+        action="store_true",
+        help="run the head tree's copy of SCRIPT for both trees (a script the base lacks)",
+    )
     p.add_argument("--json", metavar="FILE", help="also write every run's figures as JSON")
     p.add_argument("script", help="benchmark script, relative to the repository root")
     p.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments of the script")
@@ -167,8 +184,9 @@ def main(argv=None) -> int:
     base_tree, sha = base_worktree(args.base)
     head_tree = args.head_tree.resolve()
     trees = {"base": base_tree, "head": head_tree}
+    script_tree = head_tree if args.same_script else None
     for label, tree in trees.items():
-        if not (tree / args.script).is_file():
+        if not ((script_tree or tree) / args.script).is_file():
             print(f"error: {tree / args.script} does not exist ({label})")
             return 0
     edits = " + local edits" if git("status", "--porcelain", "-uno", cwd=head_tree) else ""
@@ -194,7 +212,9 @@ def main(argv=None) -> int:
         order += [(f"round {k + 1}", lbl) for lbl in pair]
     started = time.perf_counter()
     for what, label in order:
-        rows, wall, err = run_once(trees[label], args.script, args.script_args, args.parser)
+        rows, wall, err = run_once(
+            trees[label], args.script, args.script_args, args.parser, script_tree
+        )
         print(
             f"  {what:<9} {label}: {wall:6.1f} s" + (f"  FAILED {err}" if err else ""),
             file=sys.stderr,

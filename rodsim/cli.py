@@ -1,8 +1,8 @@
 """The ``rodsim`` command: a thin click layer over rodsim.run, rodsim.writers and rodsim.post.
 
 Errors rodsim raises on purpose (RodsimError) are printed as one line, ``error: ...``, and
-mapped to their exit code (2 bad input, 3 numerical failure); nothing prints a traceback
-unless --debug is given.
+mapped to their exit code (docs/running.md: 2 bad input, 3 numerical failure, 4 I/O and
+resources, 128 + n a signal); nothing prints a traceback unless --debug is given.
 """
 
 import functools
@@ -14,7 +14,7 @@ import time as wallclock
 import click
 
 from rodsim import __version__
-from rodsim.errors import RodsimError
+from rodsim.errors import Interrupted, RodsimError
 
 
 def _handle_errors(fn):
@@ -27,7 +27,8 @@ def _handle_errors(fn):
         except RodsimError as exc:
             if debug:
                 raise
-            click.echo(f"error: {exc}", err=True)
+            kind = "interrupted" if isinstance(exc, Interrupted) else "error"
+            click.echo(f"{kind}: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except BrokenPipeError:  # e.g. `rodsim check case.yaml | head`
             sys.stderr.close()
@@ -84,8 +85,9 @@ class Progress:
         sys.stderr.flush()
 
     def done(self) -> None:
-        if self.enabled:
+        if self.enabled and self.shown:
             sys.stderr.write("\n")
+        self.shown = 0.0
 
 
 @main.command()
@@ -100,13 +102,24 @@ class Progress:
 def run(case, output, vtk, overrides, quiet):
     """Validate CASE, integrate it and write the results."""
     from rodsim import run as runner
+    from rodsim.results_writer import previous_path
 
     prep = runner.prepare(case, overrides)
+    h5, _ = runner.output_paths(prep.case, output)
     if not quiet:
         click.echo(runner.summary(prep))
+        if h5.exists():
+            click.echo(f"previous  {h5.name} is kept as {previous_path(h5).name} until this "
+                       "run completes")
     progress = Progress(prep.plan.t_end, sys.stderr.isatty() and not quiet)
     try:
         result = runner.execute(prep, output, vtk, progress)
+    except RodsimError as exc:
+        progress.done()
+        kept = getattr(exc, "result", None)
+        if kept is not None and not isinstance(exc, Interrupted):
+            click.echo(f"results   {runner.kept_text(kept)}", err=True)
+        raise
     finally:
         progress.done()
     if not quiet:
@@ -151,7 +164,11 @@ def info(results):
 def export(results, fmt, folder):
     """Write the ParaView series of an existing results file."""
     from rodsim.post.export import export_vtk
+    from rodsim.results_format import incomplete_warning
 
+    warning = incomplete_warning(results)
+    if warning:
+        click.echo(warning, err=True)
     pvd, n = export_vtk(results, folder)
     click.echo(f"wrote {n} frames: {pvd}")
 
@@ -165,7 +182,11 @@ def plot(results, what, output):
     """Plot time histories: energy, momentum, or QUANTITY@SET (e.g. displacement@beam.end,
     displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all)."""
     from rodsim.post.plots import plot_results
+    from rodsim.results_format import incomplete_warning
 
+    warning = incomplete_warning(results)
+    if warning:
+        click.echo(warning, err=True)
     path = plot_results(results, what, output)
     click.echo(f"wrote {path}")
 

@@ -8,23 +8,11 @@ shape or meaning of an existing dataset is a new major layout: it gets its own r
 in ADAPTERS, and the adapters of older layouts stay, so that every file rodsim wrote keeps
 reading.
 
-Crash safety: the file is flushed after every frame, and the metadata cache keeps dirty
-metadata in memory between flushes (evictions off), so the file on disk changes only at a
-flush: a run killed at any point leaves every flushed frame readable. A kill during the
-flush itself can leave the newest frame in some datasets only (their metadata is written one
-by one); rodsim's readers use the shortest length (frame_count).
-(SWMR mode would guard the flush itself too, but leaves a killed file flagged "open for
-write" that plain readers refuse until h5clear is run; the earliest format has no such flag.)
-
-The new file is written under a temporary name next to the target and replaces an existing
-results file only once the first frame is written, so a run that fails to start never
-clobbers old results.
+Writing (crash safety, disk space, run status): rodsim.results_writer.
 """
 
 import dataclasses
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,13 +21,14 @@ from typing import NamedTuple
 import h5py
 import numpy as np
 
-from rodsim import __version__
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh
-from rodsim.writers.frame import Frame, share
+from rodsim.writers.frame import Frame
 
 LAYOUT = 1
-LAYOUT_MINOR = 1  # 1: layout_minor itself and a description on every mesh dataset
+# 1: layout_minor itself and a description on every mesh dataset; 2: the run status
+# attributes and solver/off_schedule
+LAYOUT_MINOR = 2
 
 # when a dataset is in the file
 ALWAYS = "always"
@@ -62,8 +51,9 @@ class Dataset(NamedTuple):
     present: ALWAYS, RODS or PLATES.
     optional: readers accept files without it although it is written ALWAYS (it came after
     the first files of the layout); datasets added by a minor version must set it.
-    dtype: f8 for every per-frame dataset.
+    dtype: f8 for every per-frame dataset but the flag solver/off_schedule (i8).
     names: Mesh attribute holding the names that an integer code indexes (attribute "names").
+    since: the layout_minor that added an optional dataset (0: during layout 1.0).
     """
 
     path: str
@@ -75,6 +65,7 @@ class Dataset(NamedTuple):
     optional: bool = False
     dtype: str = "f8"
     names: str | None = None
+    since: int = 0
 
     @property
     def per_frame(self) -> bool:
@@ -167,6 +158,9 @@ DATASETS = (
        "implicit: largest final Newton residual of the steps since the previous frame, "
        "relative to the step's momenta and impulse; equilibrium: final residual relative to "
        "loads plus reactions"),
+    _D("solver/off_schedule", (), "off_schedule", "1",
+       "1 for a frame written off the output schedule: the state when a signal stopped the "
+       "run (its last frame); 0 otherwise", optional=True, dtype="i8", since=2),
     _D("momentum/linear", (3,), "total_linear", "mass length/time", "total linear momentum"),
     _D("momentum/angular", (3,), "total_angular", "mass length^2/time",
        "total angular momentum about the origin"),
@@ -189,115 +183,6 @@ def table_entry(path: str) -> Dataset | None:
     dataset the table lacks."""
     pattern = SETS + "/{name}" if path.rpartition("/")[0] == SETS else path
     return next((d for d in DATASETS if d.path == pattern), None)
-
-
-# --- writing ------------------------------------------------------------------------------
-
-
-def _crash_safe_file(path: Path) -> h5py.File:
-    """A new HDF5 file whose metadata reaches the disk only at a flush (see the docstring)."""
-    f = h5py.File(path, "w")
-    config = f.id.get_mdc_config()
-    config.evictions_enabled = False  # needs a fixed cache size
-    config.incr_mode = 0  # H5C_incr__off
-    config.decr_mode = 0  # H5C_decr__off
-    config.flash_incr_mode = 0  # H5C_flash_incr__off
-    f.id.set_mdc_config(config)
-    return f
-
-
-def _write_mesh(f: h5py.File, mesh: Mesh) -> None:
-    for d in MESH_DATASETS:
-        if not is_present(d, mesh):
-            continue
-        value = getattr(mesh, d.source)
-        if isinstance(value, dict):
-            f.require_group(d.container)  # readers list the sets: the group even when empty
-        named = value.items() if isinstance(value, dict) else [(None, value)]
-        for name, data in named:
-            ds = f.create_dataset(d.path.format(name=name), data=np.asarray(data, d.dtype))
-            ds.attrs["description"] = d.description
-            if d.names:
-                ds.attrs["names"] = list(getattr(mesh, d.names))
-
-
-def _create_frame_dataset(f: h5py.File, d: Dataset, sizes: dict) -> h5py.Dataset:
-    shape = concrete_shape(d.shape, sizes)
-    # chunks of about 1 MiB (at most 1024 frames): appending a frame touches one chunk
-    size = int(np.prod(shape)) * 8 if shape else 8
-    chunk_frames = max(1, min(1024, (1 << 20) // size))
-    ds = f.create_dataset(
-        d.path,
-        shape=(0, *shape),
-        maxshape=(None, *shape),
-        dtype=d.dtype,
-        chunks=(chunk_frames, *shape),
-    )
-    ds.attrs["description"] = d.description
-    return ds
-
-
-class ResultsWriter:
-    """Stream frames into a results file; use as a context manager.
-
-    ``with ResultsWriter(path, mesh, case_text, title) as w: w.write(frame)``.
-    """
-
-    def __init__(
-        self, path, mesh: Mesh, case_text: str, title: str = "", overrides=(), extra_attrs=None
-    ):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{self.path.name}.", suffix=".partial", dir=self.path.parent
-        )
-        os.close(fd)
-        share(tmp)
-        self.tmp = Path(tmp)
-        self.frames = 0
-        self.replaced = False
-        f = self.file = _crash_safe_file(self.tmp)
-        f.attrs["rodsim_version"] = __version__
-        f.attrs["layout"] = LAYOUT
-        f.attrs["layout_minor"] = LAYOUT_MINOR
-        f.attrs["case"] = case_text
-        f.attrs["title"] = title
-        f.attrs["overrides"] = "\n".join(overrides)
-        for k, v in (extra_attrs or {}).items():
-            f.attrs[k] = v
-        _write_mesh(f, mesh)
-        sizes = {"N": mesh.n_nodes, "E": mesh.n_elements, "P": mesh.n_plates}
-        self.datasets = {
-            d: _create_frame_dataset(f, d, sizes) for d in FRAME_DATASETS if is_present(d, mesh)
-        }
-        f.flush()
-
-    def write(self, frame: Frame) -> None:
-        """Append one frame and flush it to disk."""
-        k = self.frames
-        for d, ds in self.datasets.items():
-            value = getattr(frame, d.source)
-            ds.resize(k + 1, axis=0)
-            ds[k] = 0.0 if value is None else value  # a model without plate fields: zeros
-        self.file.flush()
-        self.frames += 1
-        if not self.replaced:
-            os.replace(self.tmp, self.path)  # the open handle follows the renamed file
-            self.replaced = True
-
-    def close(self) -> None:
-        if self.file is None:
-            return
-        self.file.close()
-        self.file = None
-        if not self.replaced:
-            self.tmp.unlink(missing_ok=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -350,7 +235,9 @@ def _value_v1(f: h5py.File, d: Dataset, k: int):
     if d.may_be_absent and d.path not in f:
         return _absent(d)
     value = f[d.path][k]
-    return float(value) if d.shape == () else value
+    if d.shape == ():
+        return float(value) if d.dtype == "f8" else int(value)
+    return value
 
 
 def read_v1(f: h5py.File, k: int, frames0=None) -> Frame:
@@ -422,6 +309,70 @@ def read_frame(f: h5py.File, k: int, frames0=None) -> Frame:
     return _adapter(f).read(f, k, frames0)
 
 
+# --- run status ---------------------------------------------------------------------------
+
+
+class RunStatus(NamedTuple):
+    """What a results file says about the run that wrote it (layout 1.2; older files:
+    state "unknown"). state: running (also a run killed without a chance to say so),
+    complete, interrupted, failed or unknown; detail: the signal, or the error class and
+    message; end_requested: t_end (equilibrium: load multiplier 1); last_time: the time of
+    the last complete frame (None: no frame)."""
+
+    state: str
+    detail: str
+    end_requested: float
+    last_time: float | None
+
+    @property
+    def complete(self) -> bool:
+        return self.state in ("complete", "unknown")
+
+    def text(self, holder: dict | None = None) -> str:
+        """One line; holder: the output lock's content, which tells a live run from a
+        killed one."""
+        last = "no frame" if self.last_time is None else f"last frame t = {self.last_time:.6g}"
+        of = f" of {self.end_requested:.6g}" if np.isfinite(self.end_requested) else ""
+        if self.state == "complete":
+            return "complete"
+        if self.state == "interrupted":
+            return f"interrupted by {self.detail}: {last}{of} (off-schedule)"
+        if self.state == "failed":
+            return f"failed ({self.detail}): {last}{of}"
+        if self.state == "running":
+            if holder and holder.get("alive"):
+                return (f"running (pid {holder.get('pid')} on {holder.get('host')}): "
+                        f"{last}{of}")
+            return f"incomplete: still running or killed, {last}{of}"
+        return "unknown (written before rodsim recorded the run status)"
+
+
+def _text_attr(f: h5py.File, name: str) -> str:
+    value = f.attrs.get(name, "")
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def run_status(f: h5py.File) -> RunStatus:
+    """The run status of a file opened by open_results."""
+    n = frame_count(f)
+    last = float(f["time"][n - 1]) if n else None
+    if "status" not in f.attrs:
+        return RunStatus("unknown", "", float("nan"), last)
+    return RunStatus(_text_attr(f, "status"), _text_attr(f, "status_detail"),
+                     float(f.attrs.get("end_requested", float("nan"))), last)
+
+
+def incomplete_warning(path) -> str | None:
+    """"warning: ..." for a results file whose run did not complete, else None."""
+    from rodsim.output_lock import holder
+
+    with open_results(path) as f:
+        status = run_status(f)
+    if status.complete:
+        return None
+    return f"warning: {path} holds an incomplete run: {status.text(holder(path))}"
+
+
 # --- documentation ------------------------------------------------------------------------
 
 _PRESENT_TEXT = {ALWAYS: "always", RODS: "with rod elements", PLATES: "with plates"}
@@ -440,9 +391,9 @@ def markdown_table() -> str:
     ]
     for d in DATASETS:
         kind = {"f8": "float64", "i8": "int64"}[d.dtype]
-        present = _PRESENT_TEXT[d.present] + (
-            " (files of layout 1.0 may lack it)" if d.optional else ""
-        )
+        lack = (f" (files before layout 1.{d.since} lack it)" if d.since
+                else " (files of layout 1.0 may lack it)")
+        present = _PRESENT_TEXT[d.present] + (lack if d.optional else "")
         path = d.path.replace("{name}", "<set>")
         rows.append(
             f"| `{path}` | {_shape_text(d)} | {kind} | {d.units} | {present} | {d.description} |"

@@ -5,7 +5,9 @@
 (``rodsim run``). The library logs; progress goes to an optional callback; the CLI prints.
 """
 
+import dataclasses
 import logging
+import math
 import time as wallclock
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,19 +15,21 @@ from pathlib import Path
 
 import numpy as np
 
+from rodsim import interrupts, output_lock
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build
-from rodsim.errors import CaseError
+from rodsim.errors import CaseError, Interrupted, ResourceError, RodsimError
 from rodsim.integrators import dynamics, equilibrium, implicit
 from rodsim.integrators.planning import Plan, plan
+from rodsim.interrupts import StopRequested
 from rodsim.output import dynamic_frame, static_frame
-from rodsim.results_format import ResultsWriter
+from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter
 from rodsim.writers.frame import Frame
 from rodsim.writers.vtk import SeriesWriter
 
 log = logging.getLogger(__name__)
 
-MAX_CHUNK = 2000  # steps per compiled call, so progress and interrupts stay responsive
+CHUNK_SECONDS = 0.1  # wall time per compiled call: progress and stop signals stay responsive
 
 
 @dataclass(frozen=True)
@@ -38,12 +42,17 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Result:
+    """What a run wrote. steps: -1 when it did not complete; previous: where the results it
+    replaced are kept (None: there were none, or the run completed and deleted them)."""
+
     path: Path
     pvd: Path | None
     frames: int
     steps: int
     wall: float
-    final: Frame
+    final: Frame | None
+    status: str = COMPLETE
+    previous: Path | None = None
 
 
 def prepare(case_path, overrides=()) -> Prepared:
@@ -118,8 +127,17 @@ def output_paths(case: Case, output=None) -> tuple[Path, Path]:
     return h5, pvd
 
 
-def _dynamic_frames(prep: Prepared, progress):
-    """Frames of a dynamic analysis (explicit or implicit), the first at t = 0."""
+def next_chunk(done: int, seconds: float) -> int:
+    """Steps for the next compiled call: about CHUNK_SECONDS of wall time at the rate of the
+    last call (done steps in seconds), growing at most 4x per call (the first call may
+    include compilation), so that a stop signal is acted on within about a second."""
+    rate = done / max(seconds, 1e-9)
+    return max(1, min(4 * done, int(rate * CHUNK_SECONDS)))
+
+
+def _dynamic_frames(prep: Prepared, progress, stop):
+    """Frames of a dynamic analysis (explicit or implicit), the first at t = 0; on a stop
+    request, the current state as a last, off-schedule frame."""
     s, p, model = prep.case.data["solver"], prep.plan, prep.setup.model
     init = prep.case.data["initial"]
     state = dynamics.initial_state(model, init["velocity"], init["angular_velocity"],
@@ -133,28 +151,50 @@ def _dynamic_frames(prep: Prepared, progress):
                              parallel=p.parallel, state=state, tol=s["rotation_tol"])
         step = dynamics.advance
     yield dynamic_frame(run, p.dt)
+    chunk, written = 1, run.step
     while run.step < p.n_steps:
         target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
         run.max_iterations = 0
         if p.kind == "implicit":
             run.residual = 0.0
         while run.step < target:
-            step(run, min(MAX_CHUNK, target - run.step))
+            if stop():
+                if run.step != written:
+                    yield dataclasses.replace(dynamic_frame(run, p.dt), off_schedule=1)
+                return
+            n = min(chunk, target - run.step)
+            started = wallclock.perf_counter()
+            step(run, n)
+            chunk = next_chunk(n, wallclock.perf_counter() - started)
             if progress:
                 progress(run.time, run.step, p.n_steps)
         yield dynamic_frame(run, p.dt)
+        written = run.step
 
 
-def _equilibrium_frames(prep: Prepared, progress):
-    """Frames of an equilibrium analysis: the reference at load 0, then one per load step."""
+def _equilibrium_frames(prep: Prepared, progress, stop):
+    """Frames of an equilibrium analysis: the reference at load 0, then one per load step; on
+    a stop request, the current (unconverged) iterate as a last, off-schedule frame at the
+    load multiplier it was heading for, with its residual."""
     s, p = prep.case.data["solver"], prep.plan
     settings = s["equilibrium"]
     eq = equilibrium.start(prep.setup.model, s["group"], tol=settings["tol"],
                            max_steps=settings["max_steps"], max_iter=s["newton"]["max_iter"],
                            h0=p.dt)  # fmt: skip
+    eq.stop = stop
     yield static_frame(eq.model, eq.x, eq.rot, eq.load)
     for i in range(1, p.n_steps + 1):
-        step = equilibrium.solve_load_step(eq, i / p.n_steps)
+        load = i / p.n_steps
+        if stop():  # between load steps: the state is the last frame's
+            return
+        try:
+            step = equilibrium.solve_load_step(eq, load)
+        except StopRequested:
+            residual = equilibrium.static_residual(eq, load)[0]
+            now = equilibrium.LoadStep(load, 0, 0, residual, math.nan, ())
+            yield dataclasses.replace(static_frame(eq.model, eq.x, eq.rot, load, now),
+                                      off_schedule=1)
+            return
         log.info("load %.6g: %d Newton iterations, %d pseudo steps, residual %.3g", step.load,
                  step.iterations, step.pseudo_steps, step.residual)
         if progress:
@@ -163,40 +203,94 @@ def _equilibrium_frames(prep: Prepared, progress):
 
 
 def execute(prep: Prepared, output=None, vtk: bool | None = None,
-            progress: Callable[[float, int, int], None] | None = None) -> Result:
-    """Integrate (or solve for equilibrium) and write results; raises NumericalError (frames
-    so far stay readable)."""
-    case, setup, p = prep.case, prep.setup, prep.plan
-    h5, pvd = output_paths(case, output)
-    vtk = case.data["output"]["vtk"] if vtk is None else vtk
+            progress: Callable[[float, int, int], None] | None = None,
+            handle_signals: bool = True) -> Result:
+    """Integrate (or solve for equilibrium) and write results (docs/running.md).
+
+    The output is locked for the run (ResourceError if another run holds it). SIGINT,
+    SIGTERM and SIGHUP (handle_signals, main thread only) stop the run within about a second:
+    the current state is written as an off-schedule frame and Interrupted is raised.
+    NumericalError and ResourceError (a write failed) keep the frames written before. In
+    every case the file records its status, and an existing results file is kept as
+    <stem>.prev.h5 unless the run completes. The exception raised carries ``result`` (the
+    Result so far) where frames were written."""
+    h5, pvd = output_paths(prep.case, output)
+    vtk = prep.case.data["output"]["vtk"] if vtk is None else vtk
+    lock = output_lock.acquire(h5)
+    try:
+        with interrupts.watch(handle_signals) as watch:
+            return _write(prep, h5, pvd if vtk else None, progress, watch)
+    finally:
+        output_lock.release(lock)
+
+
+def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Result:
+    case, mesh, p = prep.case, prep.setup.mesh, prep.plan
     frames_of = _equilibrium_frames if p.kind == "equilibrium" else _dynamic_frames
     started = wallclock.perf_counter()
-    title = case.data["title"]
+    writer = ResultsWriter(h5, mesh, case.text, case.data["title"], prep.overrides,
+                           end_requested=p.t_end)
+    series = None
+    last, status, detail, error = None, COMPLETE, "", None
+    stopped = []
+
+    def stop() -> bool:  # asked by the frame generators only where they then stop
+        if watch.requested():
+            stopped.append(watch.signal)
+        return bool(stopped)
+
     try:
-        writer = ResultsWriter(h5, setup.mesh, case.text, title, prep.overrides)
-    except OSError as exc:
-        raise CaseError(f"cannot write results to {h5}: {exc.strerror or exc}",
-                        file=str(case.path)) from None
-    try:
-        series = (SeriesWriter(pvd, setup.mesh.points, setup.mesh.conn, plates=setup.mesh.plates)
-                  if vtk else None)
-    except OSError as exc:
-        writer.close()
-        raise CaseError(f"cannot write the ParaView series {pvd} and "
-                        f"{pvd.with_name(pvd.stem + '_vtk')}/: {exc.strerror or exc}",
-                        file=str(case.path)) from None
-    with writer:
-        try:
-            for last in frames_of(prep, progress):
-                writer.write(last)
-                if series:
-                    series.write(last)
-        finally:
+        if pvd:
+            series = SeriesWriter(pvd, mesh.points, mesh.conn, plates=mesh.plates,
+                                  expected_frames=p.n_frames + 1)
+        for last in frames_of(prep, progress, stop):
+            writer.write(last)
             if series:
-                series.close()  # the .pvd index lists every frame written, also on failure
-        frames = writer.frames
-    steps = p.n_steps  # all of them: a failure raises
+                series.write(last)
+    except RodsimError as exc:
+        status, detail, error = FAILED, f"{type(exc).__name__}: {exc}", exc
+    except BaseException as exc:  # a second signal (KeyboardInterrupt) or a bug
+        status, detail = FAILED, f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, KeyboardInterrupt):
+            status, detail = INTERRUPTED, watch.name or "SIGINT"
+        _close(writer, series, status, detail)
+        raise
+    if status == COMPLETE and stopped:
+        status, detail = INTERRUPTED, watch.name
+    error = _close(writer, series, status, detail) or error
     wall = wallclock.perf_counter() - started
+    steps = p.n_steps if status == COMPLETE else -1
+    result = Result(h5, pvd, writer.frames, steps, wall, last, status,
+                    writer.previous if writer.kept_previous else None)
+    if status == INTERRUPTED and error is None:
+        error = Interrupted(f"stopped by {watch.name}: {kept_text(result)}", signal=watch.signal)
+    if error is not None:
+        error.result = result
+        raise error
     log.info("%d steps in %.3g s (%.3g steps/s), %d frames", steps, wall,
-             steps / max(wall, 1e-12), frames)
-    return Result(h5, pvd if vtk else None, frames, steps, wall, last)
+             steps / max(wall, 1e-12), writer.frames)
+    return result
+
+
+def _close(writer: ResultsWriter, series, status: str, detail: str):
+    """Close the series (its index listing exactly the frames on disk), then record the
+    status in the results file. Returns the ResourceError of a failed final write, if any."""
+    error = None
+    if series:
+        try:
+            series.close(complete=status == COMPLETE)
+        except ResourceError as exc:
+            error = exc
+    writer.finish(status, detail)
+    return error
+
+
+def kept_text(result: Result) -> str:
+    """What a run that did not complete leaves: its frames and the previous results."""
+    frame = result.final
+    at = f" (the last, off-schedule, at t = {frame.time:.6g})" if frame is not None and \
+        frame.off_schedule else ""
+    text = f"{result.frames} frame{'s' * (result.frames != 1)} kept in {result.path}{at}"
+    if result.previous:
+        text += f"; the previous results stay in {result.previous}"
+    return text

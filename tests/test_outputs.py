@@ -204,23 +204,23 @@ def test_killed_run_leaves_a_readable_file(tmp_path):
     assert res.exit_code == 0 and f"frames    {k}," in res.output
 
 
-def test_unwritable_output_is_an_input_error(tmp_path):
+def test_unwritable_output_is_an_io_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(blocker / "r.h5"), "-q"])
-    assert res.exit_code == 2
+    assert res.exit_code == 4
     message = res.stderr if hasattr(res, "stderr") else res.output
     assert f"cannot write results to {blocker / 'r.h5'}" in message
 
 
 def test_failed_series_keeps_old_results(tmp_path):
     """The results writer has started when the ParaView folder turns out to be blocked: the
-    old results stay, no temporary file is left, exit code 2 names the folder."""
+    old results stay, no temporary file is left, exit code 4 names the folder."""
     out = tmp_path / "r.h5"
     out.write_bytes(b"old results")
     (tmp_path / "r_vtk").write_text("a file where the series folder should go")
     res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out), "--vtk", "-q"])
-    assert res.exit_code == 2
+    assert res.exit_code == 4
     assert "r_vtk" in (res.stderr if hasattr(res, "stderr") else res.output)
     assert out.read_bytes() == b"old results"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.h5", "r_vtk"]

@@ -18,7 +18,6 @@ from rodsim.post.summary import describe
 from rodsim.results_format import (
     DATASETS,
     FRAME_DATASETS,
-    ResultsWriter,
     frame_count,
     layout_version,
     markdown_table,
@@ -27,6 +26,7 @@ from rodsim.results_format import (
     read_frame,
     table_entry,
 )
+from rodsim.results_writer import ResultsWriter
 from rodsim.writers.frame import Frame
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "results.md"
@@ -76,7 +76,7 @@ def random_frame(rng, mesh: Mesh) -> Frame:
         total_angular=vec(1)[0], dt=rng.normal(), iterations=float(rng.integers(1, 9)),
         residual=rng.normal(), reaction_force=vec(n), reaction_moment=vec(n),
         plate_membrane=vec(p) if p else None, plate_bending=vec(p) if p else None,
-        plate_shear=vec(p, 2) if p else None,
+        plate_shear=vec(p, 2) if p else None, off_schedule=int(rng.integers(0, 2)),
     )  # fmt: skip
 
 
@@ -132,7 +132,8 @@ def test_every_dataset_of_the_file_is_in_the_table_and_holds_what_was_written(
     mesh, frames = write(path, rods, plates)
     present = {"always": True, "rods": rods, "plates": plates}
     with h5py.File(path, "r") as f:
-        assert f.attrs["layout"] == 1 and f.attrs["layout_minor"] == 1
+        assert f.attrs["layout"] == 1
+        assert f.attrs["layout_minor"] == 2
         assert f.attrs["case"] == "case: text\n" and f.attrs["title"] == "random"
         assert f.attrs["overrides"] == "a=1\nb=2"
         assert sorted(f["mesh/sets"]) == ["all", "none", "tip"]

@@ -27,6 +27,7 @@ model size) relative to the same norm of the applied loads plus the support reac
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,7 @@ from scipy.sparse.linalg import splu
 from rodsim.errors import NumericalError
 from rodsim.integrators import implicit
 from rodsim.integrators import vi_residual as vr
+from rodsim.interrupts import StopRequested
 from rodsim.model.prescribed import impose
 
 log = logging.getLogger(__name__)
@@ -79,6 +81,9 @@ class Equilibrium:
     h0: float
     load: float = 0.0
     check_stability: bool = True
+    # asked between Newton iterations and pseudo steps; True raises StopRequested and leaves
+    # the current iterate in place (rodsim.run writes it as an off-schedule frame)
+    stop: Callable[[], bool] = lambda: False
 
     @property
     def model(self):
@@ -148,6 +153,8 @@ def newton(eq: Equilibrium, load: float, max_iter: int) -> Attempt:
     history = []
     floor = s.floor
     for it in range(max_iter + 1):
+        if eq.stop():
+            raise StopRequested
         rel, norm, reference, rows, sd = static_residual(eq, load)
         history.append(rel)
         constraint = float(np.max(np.abs(np.where(eq.model.fixed, rows, 0.0)), initial=0.0))
@@ -187,6 +194,8 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
     h_cap, last_unstable = math.inf, None
     history = [first_rel]
     for step in range(1, eq.max_steps + 1):
+        if eq.stop():
+            raise StopRequested
         sd = implicit.step_data(s, eq.x, eq.rot, eq.quat, rest, h, load, load, vr.DYNAMIC)
         _, _, reference, _, _ = static_residual(eq, load)
         xi = np.zeros((m.n_nodes, 6))

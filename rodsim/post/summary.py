@@ -3,7 +3,8 @@
 import h5py
 import numpy as np
 
-from rodsim.results_format import frame_count, layout_version, open_results
+from rodsim.output_lock import holder
+from rodsim.results_format import frame_count, layout_version, open_results, run_status
 
 
 def describe(path) -> str:
@@ -25,6 +26,7 @@ def describe(path) -> str:
             f"written   rodsim {f.attrs.get('rodsim_version', '?')}, layout {major}.{minor}",
             f"mesh      {n} nodes, {e} rod elements{plate_text}, sets: "
             + ", ".join(sorted(f["mesh/sets"].keys())),
+            f"status    {run_status(f).text(holder(path))}",
         ]
         if len(t) == 0:
             return "\n".join([*lines, "frames    0 (the run wrote no frame)"])

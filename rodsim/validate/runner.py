@@ -12,7 +12,7 @@ import time as wallclock
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rodsim.errors import CaseError, NumericalError, Unavailable
+from rodsim.errors import CaseError, NumericalError, ResourceError, Unavailable
 from rodsim.validate import compare
 from rodsim.validate.measure import read_series
 from rodsim.validate.spec import Benchmark, Quantity
@@ -92,6 +92,10 @@ def run_benchmark(bench: Benchmark, tier: str, workdir: Path) -> Outcome:
     except NumericalError as exc:
         return Outcome(bench, tier, _rows_for(bench, compare.FAIL, f"numerical failure: {exc}"),
                        results, wallclock.perf_counter() - started, str(exc))
+    except ResourceError as exc:  # a signal (Interrupted) stops the whole suite instead
+        note = f"results incomplete: {exc}"
+        return Outcome(bench, tier, _rows_for(bench, compare.ERROR, note), {},
+                       wallclock.perf_counter() - started, note)
     rows = []
     for q in bench.quantities:
         if q.reduce != "order" and q.run not in results:

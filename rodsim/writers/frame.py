@@ -19,7 +19,8 @@ class Frame:
     components (zero elsewhere). Plates (P elements), None when the mesh has none (or the
     model does not compute them; written as zeros): plate_membrane (P,3) N11, N22, N12,
     plate_bending (P,3) M11, M22, M12, plate_shear (P,2) Q1, Q2 at the element centre in the
-    element basis (per length).
+    element basis (per length). off_schedule: 1 for a frame written off the output schedule
+    (the state when a signal stopped the run), else 0.
     """
 
     time: float
@@ -47,6 +48,7 @@ class Frame:
     plate_membrane: np.ndarray | None = None
     plate_bending: np.ndarray | None = None
     plate_shear: np.ndarray | None = None
+    off_schedule: int = 0
 
     @property
     def total(self) -> float:

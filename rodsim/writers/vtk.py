@@ -10,6 +10,7 @@ atomically at most once a second and at the end, so an interrupted run leaves a 
 ParaView can open.
 """
 
+import errno
 import os
 import shutil
 import tempfile
@@ -20,7 +21,10 @@ from xml.sax.saxutils import quoteattr
 import meshio
 import numpy as np
 
+from rodsim.errors import ResourceError
 from rodsim.writers.frame import Frame, share
+
+INDEX_BYTES_PER_FRAME = 160  # a DataSet line of the .pvd
 
 ROD_CELL_DATA = {"force": 3, "moment": 3, "strain": 3, "curvature": 3}  # name -> width
 PLATE_CELL_DATA = {"membrane": 3, "bending": 3, "shear": 2}
@@ -65,15 +69,65 @@ def _cell_data(frame: Frame, n_rods: int, n_plates: int, blocks: list) -> dict:
     return {name: _split(values, blocks) for name, values in out.items()}
 
 
-class SeriesWriter:
-    """Stream frames into a ParaView series next to ``pvd`` (a path ending in .pvd)."""
+def _index_text(entries, folder: str) -> str:
+    lines = ['<?xml version="1.0"?>',
+             '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
+             "  <Collection>"]
+    for t, name in entries:
+        ref = quoteattr(f"{folder}/{name}")
+        lines.append(f'    <DataSet timestep="{float(t)!r}" group="" part="0" file={ref}/>')
+    lines += ["  </Collection>", "</VTKFile>", ""]
+    return "\n".join(lines)
 
-    def __init__(self, pvd, points: np.ndarray, conn: np.ndarray, plates=None):
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        share(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def previous_series(pvd) -> tuple[Path, Path]:
+    """(index, folder) where the series of an earlier run is kept while a new run writes."""
+    pvd = Path(pvd)
+    return pvd.with_name(pvd.stem + ".prev.pvd"), pvd.with_name(pvd.stem + ".prev_vtk")
+
+
+def _keep_previous(pvd: Path, folder: Path) -> None:
+    """Move an existing series aside (one generation), its index pointing at the new folder."""
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, f"{folder} is not a folder")
+    if not pvd.exists() and not folder.exists():
+        return
+    prev_pvd, prev_folder = previous_series(pvd)
+    prev_pvd.unlink(missing_ok=True)
+    if prev_folder.exists():
+        shutil.rmtree(prev_folder)
+    if folder.exists():
+        os.replace(folder, prev_folder)
+    if pvd.exists():
+        try:
+            entries = [(t, p.name) for t, p in read_pvd(pvd)]
+        except Exception:  # noqa: BLE001 - not an index rodsim can read: drop it
+            entries = []
+        _write_atomic(prev_pvd, _index_text(entries, prev_folder.name))
+        pvd.unlink()
+
+
+class SeriesWriter:
+    """Stream frames into a ParaView series next to ``pvd`` (a path ending in .pvd).
+    write and close raise ResourceError when a write fails (the .vtu files written before
+    and an index listing exactly them stay)."""
+
+    def __init__(self, pvd, points: np.ndarray, conn: np.ndarray, plates=None,
+                 expected_frames: int = 1000):
         self.pvd = Path(pvd)
         self.folder = self.pvd.with_name(self.pvd.stem + "_vtk")
-        if self.folder.exists():
-            shutil.rmtree(self.folder)
-        self.folder.mkdir(parents=True)
         self.points = np.asarray(points, dtype=float)
         conn = np.asarray(conn, dtype=np.int64).reshape(-1, 2)
         plates = None if plates is None else np.asarray(plates, dtype=np.int64).reshape(-1, 4)
@@ -82,6 +136,22 @@ class SeriesWriter:
         self.cells = _cell_blocks(conn, plates)
         self.entries: list[tuple[float, str]] = []
         self.indexed = 0.0
+        self.closed = False
+        try:
+            _keep_previous(self.pvd, self.folder)
+            self.folder.mkdir(parents=True)
+            self.reserve = self.folder / ".reserve"
+            with open(self.reserve, "wb") as f:
+                os.posix_fallocate(f.fileno(), 0, 65536 + INDEX_BYTES_PER_FRAME * expected_frames)
+        except OSError as exc:
+            raise ResourceError(f"cannot write the ParaView series: {exc.strerror or exc}",
+                                file=str(self.pvd)) from None
+
+    def _fail(self, what: Path, exc: OSError):
+        n = len(self.entries)
+        return ResourceError(f"writing {what.name} failed ({exc.strerror or exc}); the "
+                             f"{n} frame{'s' * (n != 1)} of the ParaView series written before "
+                             "are safe", file=str(what))
 
     def write(self, frame: Frame) -> None:
         k = len(self.entries)
@@ -100,7 +170,13 @@ class SeriesWriter:
         cell_data = _cell_data(frame, self.n_rods, self.n_plates, self.cells)
         mesh = meshio.Mesh(frame.position, self.cells, point_data=point_data,
                            cell_data=cell_data)
-        mesh.write(self.folder / name, file_format="vtu", binary=True, compression="zlib")
+        tmp = self.folder / f".{name}.partial"
+        try:
+            mesh.write(tmp, file_format="vtu", binary=True, compression="zlib")
+            os.replace(tmp, self.folder / name)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise self._fail(self.folder / name, exc) from None
         self.entries.append((frame.time, name))
         # rewriting the whole index per frame is quadratic in the frame count: at most once a
         # second (and at close), so an interrupted run's index lags by at most a second
@@ -110,27 +186,30 @@ class SeriesWriter:
             self.indexed = now
 
     def _write_index(self) -> None:
-        lines = ['<?xml version="1.0"?>',
-                 '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
-                 "  <Collection>"]
-        for t, name in self.entries:
-            ref = quoteattr(f"{self.folder.name}/{name}")
-            lines.append(f'    <DataSet timestep="{float(t)!r}" group="" part="0" file={ref}/>')
-        lines += ["  </Collection>", "</VTKFile>", ""]
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.pvd.name}.", dir=self.pvd.parent)
-        with os.fdopen(fd, "w") as f:
-            f.write("\n".join(lines))
-        share(tmp)
-        os.replace(tmp, self.pvd)
+        try:
+            _write_atomic(self.pvd, _index_text(self.entries, self.folder.name))
+        except OSError as exc:
+            raise self._fail(self.pvd, exc) from None
 
-    def close(self) -> None:
+    def close(self, complete: bool = True) -> None:
+        """Write the final index (in the reserve's room) and, if the run completed, delete
+        the previous run's series."""
+        if self.closed:
+            return
+        self.closed = True
+        self.reserve.unlink(missing_ok=True)
         self._write_index()
+        if complete:
+            prev_pvd, prev_folder = previous_series(self.pvd)
+            prev_pvd.unlink(missing_ok=True)
+            if prev_folder.exists():
+                shutil.rmtree(prev_folder)
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, *exc) -> None:
+        self.close(complete=kind is None)
 
 
 def read_pvd(pvd) -> list[tuple[float, Path]]:

@@ -1,0 +1,62 @@
+"""Signals that stop a run cleanly (docs/running.md, "Signals").
+
+While a run writes results, SIGINT, SIGTERM and SIGHUP only record that a stop was asked
+for: the time loop polls ``Watch.requested`` between compiled chunks of bounded wall time
+(rodsim.run), writes the current state as a final off-schedule frame and ends with exit code
+128 + the signal. A second signal while the first is being handled stops at once
+(KeyboardInterrupt), for a user who does not want to wait. SIGXFSZ (a file-size limit) is
+ignored so that an oversized write fails with EFBIG, which rodsim reports, instead of killing
+the process without a word.
+"""
+
+import signal
+import threading
+from contextlib import contextmanager
+
+SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+class StopRequested(Exception):  # noqa: N818 - control flow, not an error
+    """Raised inside a long solver loop (equilibrium) when a stop was asked for."""
+
+
+class Watch:
+    """The first stop signal received (0: none)."""
+
+    def __init__(self):
+        self.signal = 0
+
+    def requested(self) -> bool:
+        return self.signal != 0
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signal).name if self.signal else ""
+
+    def _handler(self, signum, _frame) -> None:
+        if self.signal:
+            raise KeyboardInterrupt  # the second signal: stop now, without the final frame
+        self.signal = signum
+
+
+@contextmanager
+def watch(enabled: bool = True):
+    """Record stop signals for the duration; the previous handlers are restored after.
+    Outside the main thread (where Python cannot install handlers) nothing is recorded."""
+    w = Watch()
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield w
+        return
+    names = [*SIGNALS, *([signal.SIGXFSZ] if hasattr(signal, "SIGXFSZ") else [])]
+    previous = {s: signal.getsignal(s) for s in names}
+    try:
+        for s in SIGNALS:
+            signal.signal(s, w._handler)
+        if hasattr(signal, "SIGXFSZ"):
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        yield w
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -1,0 +1,301 @@
+"""Writing a results file (docs/results.md "Crash safety", docs/running.md): frames streamed
+under the layout of rodsim.results_format, with the run's status, the previous results kept
+until the run completes, and disk space reserved ahead of every frame.
+
+Crash safety: the file is flushed after every frame, and the metadata cache keeps dirty
+metadata in memory between flushes (evictions off), so the file on disk changes only at a
+flush: a run killed at any point leaves every flushed frame readable. A kill during the
+flush itself can leave the newest frame in some datasets only (their metadata is written one
+by one); rodsim's readers use the shortest length (frame_count). (SWMR mode would guard the
+flush itself too, but leaves a killed file flagged "open for write" that plain readers refuse
+until h5clear is run; the earliest format has no such flag.)
+
+Disk space: HDF5 cannot recover from a write that fails half-way (a full disk, a quota, a
+file-size limit): metadata written in place may then point at data that never reached the
+disk, and the file no longer opens. So before every frame the space that frame can take
+(the new chunks it may start, plus a margin for metadata, the status and the close) is
+allocated beyond the file's end with posix_fallocate. When that fails, nothing has been
+written for the frame: the run stops with every earlier frame intact and the status set, in
+the space the previous reservation left. The unused reservation is cut off at the end.
+
+The new file is written under a temporary name next to the target and renamed onto it when
+the first frame is written; an existing results file is moved to ``<stem>.prev.h5`` then
+(one generation) and deleted only when the new run completes.
+"""
+
+import errno
+import logging
+import os
+import socket
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from rodsim import __version__
+from rodsim.errors import ResourceError
+from rodsim.mesh.assemble import Mesh
+from rodsim.results_format import (
+    FRAME_DATASETS,
+    LAYOUT,
+    LAYOUT_MINOR,
+    MESH_DATASETS,
+    Dataset,
+    concrete_shape,
+    is_present,
+)
+from rodsim.writers.frame import Frame, share
+
+log = logging.getLogger(__name__)
+
+CHUNK_BYTES = 1 << 16
+METADATA_MARGIN = 1 << 20  # bytes kept allocated beyond the data: metadata, status, close
+# errors of posix_fallocate meaning "not supported here", not "no space"
+_UNSUPPORTED = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS, getattr(errno, "ENOTSUP", 95)}
+
+RUNNING, COMPLETE, INTERRUPTED, FAILED = "running", "complete", "interrupted", "failed"
+
+
+def previous_path(path) -> Path:
+    """Where the results a run replaces are kept until it completes: <stem>.prev.h5."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.prev{path.suffix or '.h5'}")
+
+
+def _crash_safe_file(path: Path) -> h5py.File:
+    """A new HDF5 file whose metadata reaches the disk only at a flush (see the docstring)."""
+    f = h5py.File(path, "w")
+    config = f.id.get_mdc_config()
+    config.evictions_enabled = False  # needs a fixed cache size
+    config.incr_mode = 0  # H5C_incr__off
+    config.decr_mode = 0  # H5C_decr__off
+    config.flash_incr_mode = 0  # H5C_flash_incr__off
+    f.id.set_mdc_config(config)
+    return f
+
+
+def _write_mesh(f: h5py.File, mesh: Mesh) -> None:
+    for d in MESH_DATASETS:
+        if not is_present(d, mesh):
+            continue
+        value = getattr(mesh, d.source)
+        if isinstance(value, dict):
+            f.require_group(d.container)  # readers list the sets: the group even when empty
+        named = value.items() if isinstance(value, dict) else [(None, value)]
+        for name, data in named:
+            ds = f.create_dataset(d.path.format(name=name), data=np.asarray(data, d.dtype))
+            ds.attrs["description"] = d.description
+            if d.names:
+                ds.attrs["names"] = list(getattr(mesh, d.names))
+
+
+def _create_frame_dataset(f: h5py.File, d: Dataset, sizes: dict) -> h5py.Dataset:
+    shape = concrete_shape(d.shape, sizes)
+    # chunks of about 64 KiB (at most 1024 frames): appending a frame touches one chunk, and
+    # a frame that starts new chunks needs at most that much room per dataset
+    size = int(np.prod(shape)) * 8 if shape else 8
+    chunk_frames = max(1, min(1024, CHUNK_BYTES // size))
+    ds = f.create_dataset(
+        d.path,
+        shape=(0, *shape),
+        maxshape=(None, *shape),
+        dtype=d.dtype,
+        chunks=(chunk_frames, *shape),
+    )
+    ds.attrs["description"] = d.description
+    return ds
+
+
+def _bytes_for_frame(datasets, k: int) -> int:
+    """File space that appending frame k can allocate: a new chunk in every dataset whose
+    chunk k starts (chunks are allocated whole), plus the metadata margin."""
+    new = sum(
+        ds.chunks[0] * ds.dtype.itemsize * int(np.prod(ds.chunks[1:], dtype=np.int64))
+        for ds in datasets
+        if k % ds.chunks[0] == 0
+    )
+    return new + METADATA_MARGIN
+
+
+def _reserve(f: h5py.File, nbytes: int) -> None:
+    """Allocate nbytes beyond the end of f's allocated space (OSError ENOSPC, EDQUOT, EFBIG
+    when they are not there). Where posix_fallocate is not supported, compare with the free
+    space of the filesystem instead (it does not see quotas)."""
+    fd = f.id.get_vfd_handle()
+    end = f.id.get_filesize()  # HDF5's end of allocation, not the (reserved) file size
+    try:
+        os.posix_fallocate(fd, end, nbytes)
+    except OSError as exc:
+        if exc.errno not in _UNSUPPORTED:
+            raise
+        st = os.fstatvfs(fd)
+        if st.f_bavail * st.f_frsize < nbytes:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)) from None
+
+
+def _trim(path: Path) -> None:
+    """Cut the unused reservation off a closed results file (its end of allocation is the
+    size HDF5 reports for it)."""
+    with h5py.File(path, "r", locking=False) as f:
+        end = f.id.get_filesize()
+    if path.stat().st_size > end:
+        os.truncate(path, end)
+
+
+def _now() -> str:
+    """Local time with its offset, to the millisecond (ISO 8601)."""
+    return datetime.now().astimezone().isoformat(timespec="milliseconds")
+
+
+class ResultsWriter:
+    """Stream frames into a results file.
+
+    ``with ResultsWriter(path, mesh, case_text, title) as w: w.write(frame)`` ends with status
+    "complete", or "failed" if an exception leaves the block; ``finish(status, detail)`` sets
+    another status. write raises ResourceError (exit 4) when the disk, a quota or a file-size
+    limit refuses the frame; the frames before it stay readable.
+    """
+
+    def __init__(
+        self,
+        path,
+        mesh: Mesh,
+        case_text: str,
+        title: str = "",
+        overrides=(),
+        extra_attrs=None,
+        end_requested: float = float("nan"),
+    ):
+        self.path = Path(path)
+        self.previous = previous_path(self.path)
+        self.kept_previous = False
+        self.frames = 0
+        self.replaced = False
+        self.status = RUNNING
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{self.path.name}.", suffix=".partial", dir=self.path.parent
+        )
+        os.close(fd)
+        share(tmp)
+        self.tmp = Path(tmp)
+        try:
+            f = self.file = _crash_safe_file(self.tmp)
+            f.attrs["rodsim_version"] = __version__
+            f.attrs["layout"] = LAYOUT
+            f.attrs["layout_minor"] = LAYOUT_MINOR
+            f.attrs["case"] = case_text
+            f.attrs["title"] = title
+            f.attrs["overrides"] = "\n".join(overrides)
+            f.attrs["status"] = RUNNING
+            f.attrs["status_detail"] = ""
+            f.attrs["end_requested"] = float(end_requested)
+            f.attrs["started"] = _now()
+            f.attrs["finished"] = ""
+            f.attrs["host"] = socket.gethostname()
+            f.attrs["pid"] = os.getpid()
+            for k, v in (extra_attrs or {}).items():
+                f.attrs[k] = v
+            _write_mesh(f, mesh)
+            sizes = {"N": mesh.n_nodes, "E": mesh.n_elements, "P": mesh.n_plates}
+            self.datasets = {
+                d: _create_frame_dataset(f, d, sizes) for d in FRAME_DATASETS if is_present(d, mesh)
+            }
+            _reserve(f, _bytes_for_frame(self.datasets.values(), 0))
+            f.flush()
+        except OSError as exc:
+            self._abandon()
+            raise ResourceError(
+                f"cannot write the results file: {exc.strerror or exc}", file=str(self.path)
+            ) from None
+
+    def _abandon(self) -> None:
+        try:
+            if getattr(self, "file", None) is not None:
+                self.file.close()
+        except Exception:  # noqa: BLE001 - the file is being discarded anyway
+            pass
+        self.file = None
+        self.tmp.unlink(missing_ok=True)
+
+    def _safe(self) -> str:
+        return f"{self.frames} frame{'s' * (self.frames != 1)} written before are safe" + (
+            f"; the previous results are kept in {self.previous.name}" if self.kept_previous else ""
+        )
+
+    def write(self, frame: Frame) -> None:
+        """Append one frame and flush it to disk."""
+        k = self.frames
+        f = self.file
+        target = self.path if self.replaced else self.tmp
+        try:
+            _reserve(f, _bytes_for_frame(self.datasets.values(), k))
+        except OSError as exc:
+            raise ResourceError(
+                f"no room for frame {k} ({exc.strerror or exc}); {self._safe()}",
+                file=str(self.path),
+            ) from None
+        try:
+            for d, ds in self.datasets.items():
+                value = getattr(frame, d.source)
+                ds.resize(k + 1, axis=0)
+                ds[k] = 0.0 if value is None else value  # a model without plate fields: zeros
+            f.flush()
+        except OSError as exc:
+            raise ResourceError(
+                f"writing frame {k} of {target} failed ({exc}); {self._safe()}", file=str(self.path)
+            ) from None
+        self.frames += 1
+        if not self.replaced:
+            self._replace()
+
+    def _replace(self) -> None:
+        """Put the new file in place (the open handle follows the rename), the old one aside."""
+        if self.path.exists():
+            os.replace(self.path, self.previous)
+            self.kept_previous = True
+        os.replace(self.tmp, self.path)
+        self.replaced = True
+
+    def finish(self, status: str, detail: str = "") -> None:
+        """Record the final status, close the file and cut off the unused reservation. A
+        complete run deletes the previous results; any other keeps them."""
+        if self.file is None:
+            return
+        f, self.file = self.file, None
+        self.status = status
+        try:
+            f.attrs["status"] = status
+            f.attrs["status_detail"] = detail
+            f.attrs["finished"] = _now()
+            f.flush()
+        except OSError as exc:  # the frames stay readable; readers call it incomplete
+            log.warning("could not record the status %s in %s: %s", status, self.path, exc)
+        try:
+            f.close()
+        except OSError as exc:
+            log.warning("closing %s: %s", self.path, exc)
+        if not self.replaced:  # no frame written: an existing results file stays as it was
+            self.tmp.unlink(missing_ok=True)
+            return
+        try:
+            _trim(self.path)
+        except OSError:
+            pass  # the reservation stays: the file is valid with it
+        if status == COMPLETE:
+            self.previous.unlink(missing_ok=True)
+            self.kept_previous = False
+
+    def close(self) -> None:
+        self.finish(COMPLETE)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if kind is None:
+            self.finish(COMPLETE)
+        else:
+            self.finish(FAILED, f"{kind.__name__}: {exc}")

@@ -1,0 +1,165 @@
+"""The results writer under faults (rodsim.results_writer, docs/running.md): the space of
+every frame is reserved before it is written, a refused reservation leaves every earlier
+frame readable with the status recorded, previous results are kept until a run completes,
+and the ParaView series lists exactly its complete files."""
+
+import errno
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+from test_results_format import random_frame, random_mesh
+
+from rodsim import results_writer, run
+from rodsim.errors import ResourceError
+from rodsim.results_format import frame_count, open_results, read_frame, run_status
+from rodsim.results_writer import COMPLETE, FAILED, ResultsWriter, previous_path
+from rodsim.writers import vtk
+from rodsim.writers.vtk import SeriesWriter, read_pvd
+
+
+def frames(n, seed=1):
+    rng = np.random.default_rng(seed)
+    mesh = random_mesh(rng, True, True)
+    return mesh, [random_frame(rng, mesh) for _ in range(n)]
+
+
+def refuse_after(monkeypatch, calls: int, err=errno.ENOSPC):
+    """posix_fallocate succeeds `calls` times, then fails with err."""
+    real = os.posix_fallocate
+    count = [0]
+
+    def fallocate(fd, offset, length):
+        count[0] += 1
+        if count[0] > calls:
+            raise OSError(err, os.strerror(err))
+        real(fd, offset, length)
+
+    monkeypatch.setattr(results_writer.os, "posix_fallocate", fallocate)
+
+
+def test_a_refused_reservation_keeps_every_earlier_frame(tmp_path, monkeypatch):
+    mesh, written = frames(6)
+    path = tmp_path / "r.h5"
+    refuse_after(monkeypatch, 4)  # the file's creation and frames 0, 1, 2
+    w = ResultsWriter(path, mesh, "case", end_requested=5.0)
+    with pytest.raises(ResourceError, match="no room for frame 3 .*3 frames written before"):
+        for fr in written:
+            w.write(fr)
+    w.finish(FAILED, "ResourceError: disk full")
+    with open_results(path) as f:
+        assert frame_count(f) == 3
+        status = run_status(f)
+        for k in range(3):
+            assert np.array_equal(read_frame(f, k).position, written[k].position)
+    assert (status.state, status.detail) == (FAILED, "ResourceError: disk full")
+    assert status.last_time == written[2].time and status.end_requested == 5.0
+
+
+def test_without_fallocate_the_free_space_is_checked(tmp_path, monkeypatch):
+    mesh, written = frames(2)
+    refuse_after(monkeypatch, 0, errno.EOPNOTSUPP)  # e.g. some network filesystems
+    real = os.fstatvfs
+    free = [1 << 40]
+
+    class Full:
+        def __init__(self, st):
+            self.f_frsize, self.f_bavail = st.f_frsize, free[0] // st.f_frsize
+
+    monkeypatch.setattr(results_writer.os, "fstatvfs", lambda fd: Full(real(fd)))
+    w = ResultsWriter(tmp_path / "r.h5", mesh, "case")
+    w.write(written[0])
+    free[0] = 1000  # less than a frame's reservation
+    with pytest.raises(ResourceError, match="no room for frame 1 .*No space left"):
+        w.write(written[1])
+    w.finish(FAILED)
+    with open_results(tmp_path / "r.h5") as f:
+        assert frame_count(f) == 1
+
+
+def test_the_reservation_is_there_while_writing_and_cut_off_at_the_end(tmp_path):
+    mesh, written = frames(3)
+    path = tmp_path / "r.h5"
+    with ResultsWriter(path, mesh, "case") as w:
+        for fr in written:
+            w.write(fr)
+        allocated = w.file.id.get_filesize()
+        # the next frame's room: at least the metadata margin beyond HDF5's end of allocation
+        assert path.stat().st_size >= allocated + results_writer.METADATA_MARGIN
+    with h5py.File(path, "r") as f:
+        assert path.stat().st_size == f.id.get_filesize()
+        assert f.attrs["status"] == COMPLETE
+
+
+def test_previous_results_are_kept_until_a_run_completes(tmp_path):
+    mesh, written = frames(2)
+    path, prev = tmp_path / "r.h5", previous_path(tmp_path / "r.h5")
+    assert prev == tmp_path / "r.prev.h5"
+    path.write_bytes(b"old results")
+    w = ResultsWriter(path, mesh, "case")
+    w.finish(FAILED)  # no frame written: nothing moved
+    assert path.read_bytes() == b"old results" and not prev.exists()
+    assert not list(tmp_path.glob(".*partial"))
+    w = ResultsWriter(path, mesh, "case")
+    w.write(written[0])
+    assert prev.read_bytes() == b"old results"  # moved aside at the first frame
+    w.finish(FAILED)
+    assert prev.exists() and w.kept_previous
+    with ResultsWriter(path, mesh, "case") as w:
+        w.write(written[1])
+    assert not prev.exists()  # the complete run deleted it (one generation)
+
+
+def test_the_series_lists_exactly_its_complete_files(tmp_path, monkeypatch):
+    mesh, written = frames(4)
+    pvd = tmp_path / "r.pvd"
+    with SeriesWriter(pvd, mesh.points, mesh.conn, mesh.plates) as s:
+        s.write(written[0])
+    real = vtk.meshio.Mesh.write
+    calls = [0]
+
+    def write(self, path, **kw):
+        calls[0] += 1
+        if calls[0] == 3:
+            Path(path).write_bytes(b"half a file")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(self, path, **kw)
+
+    monkeypatch.setattr(vtk.meshio.Mesh, "write", write)
+    s = SeriesWriter(pvd, mesh.points, mesh.conn, mesh.plates)
+    with pytest.raises(ResourceError, match="r_000002.vtu failed .*the 2 frames of the"):
+        for fr in written:
+            s.write(fr)
+    s.close(complete=False)
+    folder = tmp_path / "r_vtk"
+    assert sorted(p.name for p in folder.iterdir()) == ["r_000000.vtu", "r_000001.vtu"]
+    assert [p.name for _, p in read_pvd(pvd)] == ["r_000000.vtu", "r_000001.vtu"]
+    prev = read_pvd(tmp_path / "r.prev.pvd")  # the earlier series, still readable
+    assert [(t, p.parent.name) for t, p in prev] == [(written[0].time, "r.prev_vtk")]
+    assert prev[0][1].exists()
+
+
+def test_chunks_of_steps_last_about_a_tenth_of_a_second():
+    assert run.next_chunk(1, 30.0) == 1  # the first call compiled: stay small
+    assert run.next_chunk(10, 1e-4) == 40  # fast: grow by at most 4x per call
+    assert run.next_chunk(1000, 0.5) == int(1000 / 0.5 * run.CHUNK_SECONDS)  # slow: shrink
+    assert run.next_chunk(1, 5.0) == 1
+
+
+def test_an_equilibrium_stopped_mid_load_step_ends_with_its_iterate(tmp_path):
+    root = Path(__file__).parents[1]
+    prep = run.prepare(root / "inputs/rollup/rollup.yaml", ["solver.equilibrium.load_steps=2"])
+    asked = [0]
+
+    def stop():  # true from the 4th question on: inside the first load step's iterations
+        asked[0] += 1
+        return asked[0] > 3
+
+    out = list(run._equilibrium_frames(prep, None, stop))
+    assert [fr.off_schedule for fr in out] == [0, 1]
+    last = out[-1]
+    assert last.time == 0.5  # the load multiplier the step was heading for
+    assert last.residual > prep.case.data["solver"]["equilibrium"]["tol"]  # not converged
+    assert np.all(np.isfinite(last.position))
