@@ -92,6 +92,7 @@ def summary(prep: Prepared) -> str:
             f"{p.n_steps} steps",
             f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
         ]
+    lines += [f"note      {note}" for note in mesh.notes]
     if prep.overrides:
         lines.append("overrides " + ", ".join(prep.overrides))
     return "\n".join(lines)
