@@ -22,6 +22,7 @@ from rodsim.errors import CaseError, Interrupted, ResourceError, RodsimError
 from rodsim.integrators import dynamics, equilibrium, implicit
 from rodsim.integrators.planning import Plan, plan
 from rodsim.interrupts import StopRequested
+from rodsim.model.forces import load_totals
 from rodsim.output import dynamic_frame, static_frame
 from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter
 from rodsim.writers.frame import Frame
@@ -79,8 +80,9 @@ def summary(prep: Prepared) -> str:
         f"mass {m.mass.sum():.6g}",
         f"supports  {int(m.fixed.any(axis=1).sum())} nodes with fixed dofs"
         + (f", {len(np.unique(m.supports.node))} on elastic supports"
-           if len(m.supports.node) else "")
-        + f"; loads {len(d['loads'])}; point masses {len(d['masses'])}",
+           if len(m.supports.node) else ""),
+        _loads_line(prep),
+        _masses_line(prep),
         f"solver    {s['analysis']}, "
         + {"explicit": f"explicit order {s['order']}", "implicit": "implicit (Cayley VI)",
            "equilibrium": "implicit (Cayley VI) with Newton"}[p.kind]
@@ -101,9 +103,43 @@ def summary(prep: Prepared) -> str:
             f"{p.n_steps} steps",
             f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
         ]
+    lines += [f"note      {note}" for note in mesh.notes]
     if prep.overrides:
         lines.append("overrides " + ", ".join(prep.overrides))
     return "\n".join(lines)
+
+
+def _loads_line(prep: Prepared) -> str:
+    """The summary's loads: the count of `loads:` entries, the resultant force and moment
+    about the origin of all but gravity, and gravity's force, in the reference configuration
+    at t = 0 (equilibrium: at the full load, multiplier 1), time functions included."""
+    d, m = prep.case.data, prep.setup.model
+    static = d["solver"]["analysis"] == "equilibrium"
+    force, moment, weight = load_totals(m.terms, m.x0, m.rot0, 1.0 if static else 0.0)
+    return (f"loads     {_count(len(d['loads']))}; at {'load 1' if static else 't = 0'}: "
+            f"force {_vector(force)}, moment about the origin {_vector(moment)}, "
+            f"gravity {_vector(weight)}")
+
+
+def _masses_line(prep: Prepared) -> str:
+    """The summary's masses: the model's total (what the nodes carry), the point masses' share
+    (each `masses:` entry at every node of its set) and the rest, the structure's."""
+    d, m, sets = prep.case.data, prep.setup.model, prep.setup.mesh.sets
+    point = sum(pm["mass"] * len(sets[pm["set"]]) for pm in d["masses"])
+    total = float(m.mass.sum())
+    return (f"masses    total {total:.6g}: structure {total - point:.6g}, point masses "
+            f"{point:.6g} ({_count(len(d['masses']))})")
+
+
+def _count(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def _vector(v) -> str:
+    """(x, y, z) to 6 digits; components below 1e-12 of the largest are round-off: 0."""
+    v = np.asarray(v, dtype=float)
+    v = np.where(np.abs(v) <= 1e-12 * np.abs(v).max(), 0.0, v) + 0.0  # + 0.0: no "-0"
+    return "(" + ", ".join(f"{x:.6g}" for x in v) + ")"
 
 
 def output_paths(case: Case, output=None) -> tuple[Path, Path]:

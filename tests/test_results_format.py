@@ -249,3 +249,33 @@ def test_docs_table_is_generated_from_the_code():
     )
     for d in DATASETS:
         assert f"| `{d.path.replace('{name}', '<set>')}` |" in doc, d.path
+
+
+def _rss_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise OSError("no VmRSS")
+
+
+def test_the_writer_caches_one_chunk_per_dataset(tmp_path):
+    """The chunk being filled, no more: HDF5 2.0's default cache (8 MiB per dataset) kept
+    the last 8 chunks of every frame dataset, so the writer grew with the frames until it
+    closed (benchmarks/soak.py: +11% RSS over 1000 frames of a 100-element rod)."""
+    rng = np.random.default_rng(5)
+    mesh = dataclasses.replace(random_mesh(rng, True, False), points=rng.normal(size=(2000, 3)),
+                               frames=rng.normal(size=(2000, 3, 3)))
+    frame = random_frame(rng, mesh)
+    with ResultsWriter(tmp_path / "c.h5", mesh, "", "") as w:
+        biggest = max(int(np.prod(ds.chunks)) * 8 for ds in w.datasets.values())
+        assert w.file.id.get_access_plist().get_cache()[2] == biggest
+        for _ in range(30):
+            w.write(frame)
+        if not Path("/proc/self/status").exists():
+            return
+        start = _rss_kb()
+        for _ in range(300):  # a chunk per frame and node dataset (48 kB a frame)
+            w.write(frame)
+        grown = _rss_kb() - start
+    # the default cache: up to 8 MiB more for each of the 8 node datasets (seen: 64 MB)
+    assert grown < 8_000, f"RSS grew {grown} kB over 300 frames"

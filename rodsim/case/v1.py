@@ -177,7 +177,13 @@ FILE_PART = Record((
           "line cells, a plate section for triangles and quads)", optional=True),
     _UP,
 ), doc="Line cells of a mesh file are rod elements, triangle and quad cells plates; line cells "
-       "on plate edges in no mapped cell set only name nodes.")
+       "on plate edges in no mapped cell set only name nodes. A node id (Gmsh node tag, "
+       "Abaqus node number) defined twice is an error naming the id, both points and their "
+       "lines if the points differ by more than `merge_tolerance` (default 1e-8 x the "
+       "diagonal of the file's bounding box); within it, one node at the first definition "
+       "(a warning and a note in the summary say so). Checked in Gmsh .msh (ASCII 2.2, 4.0, "
+       "4.1, binary 4.1) and Abaqus .inp files, which must hold one `*NODE` block; other "
+       "formats keep their last definition unchecked.")
 
 PART = Tagged((
     ("rod", ROD_PART, True, "straight rod"),
@@ -475,7 +481,8 @@ CASE = Record((
     Field("sections", MapOf(SECTION), "named sections"),
     Field("sets", MapOf(SET), "extra named node sets", default={}),
     Field("merge_tolerance", NONNEGATIVE, "nodes of different parts closer than this are "
-          "merged (default: 1e-8 x the model size)", optional=True),
+          "merged (default: 1e-8 x the model size), and so are two definitions of one node "
+          "id in a mesh file (default: 1e-8 x the file's size)", optional=True),
     Field("boundary", ListOf(BOUNDARY), "fixed and prescribed degrees of freedom",
           default=[]),
     Field("supports", ListOf(SUPPORT), "elastic supports: springs and dashpots to the ground, "

@@ -54,6 +54,7 @@ class Mesh:
     plate_section: np.ndarray = field(default_factory=_empty(dtype=np.int64))
     plate_part: np.ndarray = field(default_factory=_empty(dtype=np.int64))
     plate_frames: np.ndarray = field(default_factory=_empty(4, 3, 3))
+    notes: tuple[str, ...] = ()
 
     @property
     def n_nodes(self) -> int:
@@ -82,6 +83,7 @@ class _Part:
     plates: np.ndarray = field(default_factory=_empty(4, dtype=np.int64))
     plate_frames: np.ndarray = field(default_factory=_empty(4, 3, 3))
     plate_sections: list = field(default_factory=list)  # per plate section name
+    notes: tuple[str, ...] = ()
 
 
 def _generated(tag: str, spec: dict, path) -> _Part:
@@ -180,8 +182,8 @@ def _without_edge_lines(spec: dict, fm) -> tuple[np.ndarray, dict]:
     return fm.lines[~drop], sets
 
 
-def _from_file(spec: dict, path, resolve) -> _Part:
-    fm = read_mesh(resolve(spec["file"]), render((*path, "file")))
+def _from_file(spec: dict, path, resolve, merge_tolerance=None) -> _Part:
+    fm = read_mesh(resolve(spec["file"]), render((*path, "file")), merge_tolerance)
     for cell_set in spec["sections"]:
         if cell_set not in fm.element_sets and cell_set not in fm.plate_sets:
             known = ", ".join(sorted({*fm.element_sets, *fm.plate_sets})) or "none"
@@ -200,8 +202,10 @@ def _from_file(spec: dict, path, resolve) -> _Part:
     for name, nodes in fm.node_sets.items():
         kept = renumber[nodes[nodes < len(renumber)]]
         sets[name] = np.unique(kept[kept >= 0])
+    notes = (f"{spec['file']}: {len(fm.merged_ids)} node ids defined more than once at one "
+             "point, merged",) if len(fm.merged_ids) else ()
     return _Part(spec["name"], fm.points[used], renumber[lines], end_frames, names, sets,
-                 renumber[fm.plates], plate_frames, plate_names)
+                 renumber[fm.plates], plate_frames, plate_names, notes)
 
 
 def _merge_map(points: np.ndarray, tol: float) -> np.ndarray:
@@ -230,7 +234,7 @@ def build_mesh(parts: list, case_sets: dict, resolve, merge_tolerance=None) -> M
                             f"mesh[{seen[spec['name']]}]", key=render((*path, "name")))
         seen[spec["name"]] = i
         built.append(_generated(tag, spec, path) if tag != "file" else
-                     _from_file(spec, path, resolve))
+                     _from_file(spec, path, resolve, merge_tolerance))
 
     offsets = np.cumsum([0] + [len(p.points) for p in built])
     points = np.concatenate([p.points for p in built])
@@ -270,7 +274,7 @@ def build_mesh(parts: list, case_sets: dict, resolve, merge_tolerance=None) -> M
                 np.ascontiguousarray(end_frames), section, section_names,
                 part_of.astype(np.int64), tuple(p.name for p in built), sets,
                 np.ascontiguousarray(plates), plate_section, plate_part_of.astype(np.int64),
-                np.ascontiguousarray(plate_frames))
+                np.ascontiguousarray(plate_frames), tuple(n for p in built for n in p.notes))
 
 
 def _check_degenerate(conn, plates, triangle, part_of, plate_part_of, built, tol) -> None:

@@ -5,7 +5,8 @@ meshio represents groups in several ways depending on the format, and all are ac
 ``cell_sets`` (Gmsh 4.1 physical groups of any dimension), the ``gmsh:physical`` tag named
 through ``field_data`` (Gmsh 2.2), meshio's integer set encoding in VTU/XDMF, ``point_sets``.
 Sets made of vertex cells are node sets; sets of line or surface cells are element sets (and
-also node sets of their nodes).
+also node sets of their nodes). A node id that a .msh or .inp file defines twice is checked
+first (rodsim.mesh.node_ids): at two points it is an error, at one point it is merged.
 """
 
 import contextlib
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from rodsim.errors import CaseError
+from rodsim.mesh.node_ids import check_node_ids
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +35,8 @@ def _no_plates() -> np.ndarray:
 class FileMesh:
     """points (N,3); lines (E,2) int64; element_sets name -> (k,) indices into lines;
     node_sets name -> (k,) node indices; plates (P,4) int64 triangle and quad cells in file
-    order (triangles repeat their last node); plate_sets name -> (k,) indices into plates."""
+    order (triangles repeat their last node); plate_sets name -> (k,) indices into plates;
+    merged_ids: the file's node ids it defines more than once at one point (one node each)."""
 
     points: np.ndarray
     lines: np.ndarray
@@ -41,10 +44,15 @@ class FileMesh:
     node_sets: dict = field(default_factory=dict)
     plates: np.ndarray = field(default_factory=_no_plates)
     plate_sets: dict = field(default_factory=dict)
+    merged_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
-def read_mesh(path: Path, key: str) -> FileMesh:
-    """Read a mesh file; CaseError (with key, the case key path of the file) if unusable."""
+def read_mesh(path: Path, key: str, merge_tolerance: float | None = None) -> FileMesh:
+    """Read a mesh file; CaseError (with key, the case key path of the file) if unusable.
+
+    A node id defined twice is one node if its points are within merge_tolerance (length;
+    default 1e-8 x the file's bounding-box diagonal, the distance at which rodsim merges the
+    nodes of different parts anyway), else an error."""
     import meshio
 
     if not path.exists():
@@ -75,6 +83,7 @@ def read_mesh(path: Path, key: str) -> FileMesh:
         points[:, : mesh.points.shape[1]] = mesh.points
     if not np.all(np.isfinite(points)):
         raise CaseError(f"mesh file {str(path)!r} has non-finite coordinates", key=key)
+    merged_ids = _merge_node_ids(mesh, path, key, points, merge_tolerance)
 
     kinds = _cell_kinds(mesh)
     unsupported = {t: n for t, n in kinds.items() if t not in (*LINE_TYPES, *PLATE_TYPES,
@@ -120,7 +129,30 @@ def read_mesh(path: Path, key: str) -> FileMesh:
     element_sets, plate_sets, node_sets = ({k.replace("/", "_"): v for k, v in sets.items()}
                                            for sets in (element_sets, plate_sets, node_sets))
     used = np.unique(np.concatenate([lines.ravel(), plates.ravel()]))
-    return FileMesh(points, lines, element_sets, {**node_sets, "all": used}, plates, plate_sets)
+    return FileMesh(points, lines, element_sets, {**node_sets, "all": used}, plates, plate_sets,
+                    merged_ids)
+
+
+def _merge_node_ids(mesh, path: Path, key: str, points: np.ndarray, merge_tolerance
+                    ) -> np.ndarray:
+    """The ids the file defines twice at one point (logged), CaseError if at two points. The
+    cells and point sets of mesh then use the first definition of each (meshio's use the
+    last), so the node keeps the place in the node order that its first definition gives it,
+    and the later ones, unused, are dropped like any unused point."""
+    size = float(np.linalg.norm(np.ptp(points, axis=0))) if len(points) else 0.0
+    tol = 1e-8 * size if merge_tolerance is None else merge_tolerance
+    merged = check_node_ids(path, key, tol, points)
+    if merged is None:
+        return np.zeros(0, dtype=np.int64)
+    for block in mesh.cells:
+        block.data = merged.first[np.asarray(block.data, dtype=np.int64)]
+    mesh.point_sets = {k: merged.first[np.asarray(v, dtype=np.int64)]
+                       for k, v in (mesh.point_sets or {}).items()}
+    more = f" (and {len(merged.ids) - 1} more ids)" if len(merged.ids) > 1 else ""
+    log.warning("%s: node %d is defined %d times at the same point (%s)%s; merged into one "
+                "node each (within %.3g)", path.name, int(merged.ids[0]),
+                len(merged.first_where), ", ".join(merged.first_where), more, tol)
+    return merged.ids
 
 
 def _cell_kinds(mesh) -> dict:

@@ -42,7 +42,7 @@ from numba.experimental import structref
 from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model import plate_kernels, plate_viscous, rod, rod_viscous, supports
-from rodsim.model.loads import external_forces, plate_pressure
+from rodsim.model.loads import external_forces, gravity_forces, plate_pressure
 
 INTERNAL = 1  # element forces: rods, plates
 APPLIED = 2  # loads: nodal forces and moments, gravity, pressure
@@ -302,6 +302,17 @@ def external_potential(terms: ForceTerms, x, rot, t: float) -> float:
 def applied_loads(terms: ForceTerms, x, rot, t: float):
     """(f, tau) (N,3) of the applied loads (APPLIED terms) at a state and time."""
     return _serial(terms, x, rot, t, APPLIED)[:2]
+
+
+def load_totals(terms: ForceTerms, x, rot, t: float):
+    """Resultants of the applied loads at a state (x (N,3), rot (N,3,3)) and time t: (force
+    (3,), moment about the origin (3,)) of the nodal, edge and pressure loads, and the force
+    (3,) of gravity (its own, so that a node's loads are not lost in the round-off of its
+    weight). Several loads on one node add, as in the kernels."""
+    f, tau = applied_loads(terms, x, rot, t)
+    g = gravity_forces(terms.loads, terms.mass, t)
+    f -= g  # node by node, so that a node with no load but its weight gives exactly 0
+    return f.sum(axis=0), (np.cross(x, f) + tau).sum(axis=0), g.sum(axis=0)
 
 
 def reactions(terms: ForceTerms, fixed: np.ndarray, x, rot, t: float, vel=None, omg=None):

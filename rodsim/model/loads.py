@@ -180,6 +180,14 @@ def plate_pressure(ld, pl, t, x, rot, f):
     pressure_forces(pl, x, rot, p + 0.0 * x[0, 0], f)
 
 
+def gravity_forces(ld: LoadArrays, mass: np.ndarray, t: float) -> np.ndarray:
+    """(N,3) the gravity forces s(t) m_a g at time t (equilibrium: the load multiplier) on
+    the lumped masses mass (N,), computed as external_forces adds them (bit for bit)."""
+    s = timefunc.evaluate_packed(ld.tf_kinds, ld.tf_params, ld.tf_tables, ld.tf_offsets,
+                                 ld.gravity_tf[0], float(t))
+    return (s * np.asarray(mass, dtype=float))[:, None] * ld.gravity[None, :]
+
+
 def load_kinks(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = (),
                pressures: Sequence[Pressure] = ()) -> np.ndarray:
     """Sorted times where some load history is not smooth (to place time steps on)."""

@@ -8,6 +8,8 @@ run in this folder (see the header of each .geo):
     gmsh -2 triangles_only.geo -format msh41 -o triangles_only.msh
     gmsh -1 duplicate_nodes.geo -format msh41 -o duplicate_nodes.msh
 
+duplicate_ids.msh and duplicate_ids.inp are written by hand (see README.md).
+
 This script (meshio 5.3.5) then writes, from the points and line cells of lframe_v4.msh:
 
     lframe.vtu, lframe.xdmf + lframe.h5, lframe.inp, points_only.vtu,
@@ -41,6 +43,8 @@ FILES = [
     "corrupt.msh",
     "truncated_before_elements.msh",
     "duplicate_nodes.msh",
+    "duplicate_ids.msh",
+    "duplicate_ids.inp",
 ]
 
 
