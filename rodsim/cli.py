@@ -2,7 +2,8 @@
 
 Errors rodsim raises on purpose (RodsimError) are printed as one line, ``error: ...``, and
 mapped to their exit code (docs/running.md: 2 bad input, 3 numerical failure, 4 I/O and
-resources, 128 + n a signal); nothing prints a traceback unless --debug is given.
+resources, 128 + n a signal); running out of memory anyway (a MemoryError) is exit code 4
+too. Nothing prints a traceback unless --debug is given.
 """
 
 import functools
@@ -14,7 +15,7 @@ import time as wallclock
 import click
 
 from rodsim import __version__
-from rodsim.errors import Interrupted, RodsimError
+from rodsim.errors import Interrupted, ResourceError, RodsimError
 
 
 def _handle_errors(fn):
@@ -36,6 +37,14 @@ def _handle_errors(fn):
         except KeyboardInterrupt:
             click.echo("\ninterrupted: the frames written so far are kept", err=True)
             ctx.exit(130)
+        except MemoryError as exc:  # the estimate was too low, or the memory went elsewhere
+            if debug:
+                raise
+            click.echo(f"error: out of memory{f' ({exc})' if str(exc) else ''}: the model "
+                       "needs more memory than this machine gave it (`rodsim check` prints "
+                       "the estimate); reduce the model or free memory. Frames written so far "
+                       "are kept.", err=True)
+            ctx.exit(ResourceError.exit_code)
         except Exception as exc:  # a bug in rodsim: say so instead of dumping a traceback
             if debug:
                 raise
@@ -57,6 +66,25 @@ def main(debug: bool, verbose: bool) -> None:
 
 
 _SET_HELP = "Override a case key, e.g. --set solver.dt=1e-3 (repeatable)."
+_MEMORY_HELP = ("Memory the run may use, e.g. 4G, 500M, 2GiB (powers of 1024; kB, MB, GB: of "
+                "1000) or bytes; default: what the system has available. A model whose "
+                "estimate exceeds it is refused (exit code 4).")
+
+
+class Size(click.ParamType):
+    """A memory size (rodsim.resources.parse_size), as bytes."""
+
+    name = "size"
+
+    def convert(self, value, param, ctx):
+        from rodsim.resources import parse_size
+
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 class Progress:
@@ -98,13 +126,14 @@ class Progress:
               "case's output.vtk).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option("--max-memory", type=Size(), default=None, help=_MEMORY_HELP)
 @_handle_errors
-def run(case, output, vtk, overrides, quiet):
+def run(case, output, vtk, overrides, quiet, max_memory):
     """Validate CASE, integrate it and write the results."""
     from rodsim import run as runner
     from rodsim.results_writer import previous_path
 
-    prep = runner.prepare(case, overrides)
+    prep = runner.prepare(case, overrides, max_memory)
     h5, _ = runner.output_paths(prep.case, output)
     if not quiet:
         click.echo(runner.summary(prep))
@@ -134,12 +163,14 @@ def run(case, output, vtk, overrides, quiet):
 @main.command()
 @click.argument("case", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
+@click.option("--max-memory", type=Size(), default=None, help=_MEMORY_HELP)
 @_handle_errors
-def check(case, overrides):
-    """Validate CASE and print the model summary and stable step; never integrates."""
+def check(case, overrides, max_memory):
+    """Validate CASE and print the model summary, stable step and memory estimate; never
+    integrates."""
     from rodsim import run as runner
 
-    prep = runner.prepare(case, overrides)
+    prep = runner.prepare(case, overrides, max_memory)
     click.echo(runner.summary(prep))
     click.echo(f"sets      {', '.join(sorted(prep.setup.mesh.sets))}")
     click.echo("ok")

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rodsim import interrupts, output_lock
+from rodsim import interrupts, output_lock, resources
 from rodsim.case.load import Case, load_case
-from rodsim.case.model import Setup, build
+from rodsim.case.model import Setup, build, case_mesh
 from rodsim.errors import CaseError, Interrupted, ResourceError, RodsimError
 from rodsim.integrators import dynamics, equilibrium, implicit
 from rodsim.integrators.planning import Plan, plan
@@ -39,6 +39,7 @@ class Prepared:
     setup: Setup
     plan: Plan
     overrides: tuple[str, ...]
+    memory: resources.Memory | None = None
 
 
 @dataclass(frozen=True)
@@ -56,15 +57,27 @@ class Result:
     previous: Path | None = None
 
 
-def prepare(case_path, overrides=()) -> Prepared:
-    """Validate the case and build the model and the time-stepping plan."""
+def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
+    """Validate the case and build the model and the time-stepping plan. ResourceError if the
+    model would need more memory than the limit (rodsim.resources; max_memory: bytes, see
+    machine_limit): checked before the mesh is generated, and again once mesh files are read.
+    """
     case = load_case(case_path, overrides)
+    limit = resources.machine_limit(max_memory)
+    settings = resources.case_settings(case.data)
+    sizes = resources.case_sizes(case.data)
+    memory = resources.check(resources.estimate(sizes, settings), limit, str(case_path))
     try:
-        setup = build(case)
+        mesh = case_mesh(case)
+        # again with the mesh's own counts: mesh files read, coincident nodes merged
+        need = resources.estimate(resources.mesh_sizes(mesh, sizes), settings)
+        memory = resources.check(need, limit, str(case_path))
+        setup = build(case, mesh)
+        del mesh  # build may have replaced the frames (plates): free the old ones
         p = plan(case, setup.model, setup.model.n_elements)
     except CaseError as exc:  # keep the class (Unavailable), add the file
         raise type(exc)(exc.reason, file=str(case_path), key=exc.key) from None
-    return Prepared(case, setup, p, tuple(overrides))
+    return Prepared(case, setup, p, tuple(overrides), memory)
 
 
 def summary(prep: Prepared) -> str:
@@ -104,6 +117,8 @@ def summary(prep: Prepared) -> str:
             f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
         ]
     lines += [f"note      {note}" for note in mesh.notes]
+    if prep.memory:
+        lines.append(resources.summary_line(prep.memory))
     if prep.overrides:
         lines.append("overrides " + ", ".join(prep.overrides))
     return "\n".join(lines)

@@ -306,15 +306,22 @@ def _claim(owner: np.ndarray, entries: list, i: int, nodes: np.ndarray, dofs: li
         owner[nodes, k] = i
 
 
-def build(case: Case) -> Setup:
-    """Mesh, sections, supports, loads and masses of a case, as a Model.
+def case_mesh(case: Case) -> Mesh:
+    """The global mesh of a case: its parts generated or read, merged, its sets named."""
+    data = case.data
+    return build_mesh(data["mesh"], data["sets"], case.resolve, data["merge_tolerance"])
+
+
+def build(case: Case, mesh: Mesh | None = None) -> Setup:
+    """Mesh, sections, supports, loads and masses of a case, as a Model; mesh: the case's
+    mesh if already built (case_mesh), so that its size can be checked first.
 
     In ``analysis: equilibrium`` time is the load multiplier: loads and prescribed motions
     without a time function are scaled by it (ramp over [0, 1])."""
     data = case.data
     static = data["solver"]["analysis"] == "equilibrium"
     default_time = timefunc.ramp(1.0) if static else None
-    mesh = build_mesh(data["mesh"], data["sets"], case.resolve, data["merge_tolerance"])
+    mesh = case_mesh(case) if mesh is None else mesh
 
     rod_sections = {}
     for e_first in np.unique(mesh.section, return_index=True)[1]:

@@ -4,6 +4,9 @@
 file equals this output, so the reference cannot drift from the validator.
 """
 
+import textwrap
+
+from rodsim import resources
 from rodsim.case import schema as s
 from rodsim.case import v1
 
@@ -23,6 +26,46 @@ mapping is an error, mappings and lists may nest at most 64 levels deep, and ali
 of an `&name` anchor) may expand the document to at most 10 times its values plus 100000 (a
 recursive alias is an error); both limits are checked before anything is built.
 """
+
+
+def _per_item(kind: str, plates: bool) -> float:
+    """Estimated bytes per rod element (per plate) with its node, from rodsim.resources."""
+    settings = resources.Settings(kind)
+    n = 10**6
+    sizes = [resources.Sizes(k * n, 0, k * n) if plates else resources.Sizes(k * n + 1, k * n, 0)
+             for k in (1, 2)]  # fmt: skip
+    first, second = (resources.estimate(size, settings).bytes for size in sizes)
+    return (second - first) / n
+
+
+def _plate(n: int) -> str:
+    sizes = resources.Sizes((n + 1) ** 2, 0, n * n, n + 1)
+    return resources.format_size(resources.estimate(sizes, resources.Settings("implicit")).bytes)
+
+
+def memory() -> str:
+    """The paragraph on model size, its figures computed from rodsim.resources."""
+    kib = 1024
+    rod = _per_item("explicit", False)
+    typical = (16 * 1024**3 - resources.BASELINE) / rod  # a 16 GiB machine
+    text = (
+        "Model size is limited by memory, not by the schema: before anything is built, rodsim "
+        "estimates the peak memory of the run from the element counts (of generated parts "
+        "before the mesh is generated, of mesh files once they are read) and refuses a model "
+        "that does not fit with exit code 4, naming the estimate and the limit: the memory "
+        "available (MemAvailable), or `--max-memory` when given, within the cgroup's limit "
+        "and RLIMIT_AS. `rodsim check` prints the estimate. It is about "
+        f"{rod / kib:.2g} KiB per rod element (with its node) with "
+        f"the explicit scheme and {_per_item('implicit', False) / kib:.2g} KiB with the "
+        f"implicit scheme or equilibrium, {_per_item('explicit', True) / kib:.2g} KiB per "
+        "plate element (with its node) with the explicit scheme; the implicit scheme's LU "
+        "factors of plates grow faster than their count (about "
+        f"{_plate(100)} for 100 x 100 quads, {_plate(300)} for 300 x 300), plus "
+        f"{resources.format_size(resources.BASELINE)} for rodsim itself "
+        f"(rodsim/resources.py lists what is counted): 16 GiB hold a rod of about "
+        f"{typical / 1e6:.2g} million elements."
+    )
+    return textwrap.fill(text, width=95) + "\n"
 
 
 def _default(f: s.Field) -> str:
@@ -102,7 +145,7 @@ def _section(path: str, node, out: list, seen: set) -> None:
 
 
 def reference() -> str:
-    out = [HEADER, "## Top level\n"]
+    out = [HEADER, memory(), "## Top level\n"]
     nested: list = []
     _table(v1.CASE, "", out, nested)
     seen: set = set()

@@ -32,7 +32,10 @@ DOFS = ("ux", "uy", "uz", "rx", "ry", "rz")
 
 POSITIVE = Number(gt=0)
 NONNEGATIVE = Number(ge=0)
-COUNT = Number(ge=1, le=1e8, integer=True)  # beyond 1e8 elements memory runs out first
+COUNT = Number(ge=1, le=1e8, integer=True)
+# no upper bound: the memory a model needs limits it, and rodsim.resources refuses a model
+# whose estimate exceeds the memory available (exit code 4) before the mesh is generated
+ELEMENTS = Number(ge=1, integer=True)
 NAME = Text(identifier=True)
 SET_NAME = Text()  # a reference may be dotted: beam.end
 POINT = Vector()
@@ -109,7 +112,7 @@ ROD_PART = Record((
     Field("name", NAME, "part name; node sets <name>.start, <name>.end, <name>.all"),
     Field("from", POINT, "first node (length)"),
     Field("to", POINT, "last node (length)"),
-    Field("elements", COUNT, "number of elements"),
+    Field("elements", ELEMENTS, "number of elements (limited by memory, see the top)"),
     Field("section", NAME, "name of a rod section in `sections`"),
     _UP,
 ), doc="A straight rod of equal line elements.", rules=(_rod_length,))
@@ -133,7 +136,7 @@ ARC_PART = Record((
     Field("start", POINT, "first node (projected onto the arc plane through the centre)"),
     Field("normal", DIRECTION, "arc plane normal; the arc turns right-handed about it"),
     Field("angle", Number(), "swept angle in degrees; 360 closes a ring"),
-    Field("elements", COUNT, "number of elements"),
+    Field("elements", ELEMENTS, "number of elements (limited by memory, see the top)"),
     Field("section", NAME, "name of a rod section in `sections`"),
     Field("up", DIRECTION, "direction of d3 (default: the arc normal)", optional=True),
 ), doc="A circular arc with a stress-free curved reference.", rules=(_arc_angle,))
@@ -158,7 +161,8 @@ RECTANGLE_PART = Record((
           "a e1), .corner01 (origin + b e2), .corner11"),
     Field("origin", POINT, "corner of the rectangle"),
     Field("size", PAIR, "lengths [a, b] along e1 and e2"),
-    Field("elements", Vector(n=2, item=COUNT), "elements [n1, n2] along e1 and e2"),
+    Field("elements", Vector(n=2, item=ELEMENTS), "elements [n1, n2] along e1 and e2 "
+          "(limited by memory, see the top)"),
     Field("section", NAME, "name of a plate section"),
     Field("e1", DIRECTION, "direction of the first side (normalised)", default=(1.0, 0.0, 0.0)),
     Field("e2", DIRECTION, "direction of the second side, made orthogonal to e1",

@@ -81,16 +81,35 @@ def element_stiffness(conn, length, c1, c2, gamma0, omega0, x, rot, eps_rel, out
                 out[e, r, col] = (gp[r] - gm[r]) / (2.0 * eps)
 
 
+# Elements (plates) per pass of the frequency computations: each element's 12x12 matrices and
+# their temporaries take ~6 KB (a plate's 24x24 ones ~30 KB), which for a whole 1e6-element rod
+# peaked at 5.8 GB, four times the model itself; in chunks the temporaries stay near 50 MB
+# (rodsim.resources counts them in its baseline). Elements are independent: the result does
+# not depend on the chunk size.
+CHUNK = 8192
+PLATE_CHUNK = 2048
+
+
 def element_max_frequencies(model) -> np.ndarray:
     """omega_max (E,) of every element against its own lumped share of mass and inertia."""
+    ne = model.rods.conn.shape[0]
+    out = np.empty(ne)
+    for lo in range(0, ne, CHUNK):
+        out[lo : lo + CHUNK] = _element_max_frequencies(model, slice(lo, lo + CHUNK))
+    return out
+
+
+def _element_max_frequencies(model, part: slice) -> np.ndarray:
+    """element_max_frequencies of the elements in `part`."""
     el = model.rods
-    ne = el.conn.shape[0]
+    conn, length = el.conn[part], el.length[part]
+    ne = conn.shape[0]
     k = np.zeros((ne, 12, 12))
     # each element on its own end frames (Lambda_a Q_ea: see RodElements.offset)
-    ends = end_frames_of(el.conn, model.rot0, el.offset)
+    ends = end_frames_of(conn, model.rot0, el.offset[part])
     own = np.arange(2 * ne, dtype=np.int64).reshape(ne, 2)
-    element_stiffness(own, el.length, el.c1, el.c2, el.gamma0, el.omega0,
-                      np.ascontiguousarray(model.x0[el.conn].reshape(-1, 3)),
+    element_stiffness(own, length, el.c1[part], el.c2[part], el.gamma0[part], el.omega0[part],
+                      np.ascontiguousarray(model.x0[conn].reshape(-1, 3)),
                       np.ascontiguousarray(ends.reshape(-1, 3, 3)), 1.0e-6, k)  # fmt: skip
     k = 0.5 * (k + k.transpose(0, 2, 1))
     # to material rotation axes, where the element's inertia share is diagonal
@@ -101,15 +120,27 @@ def element_max_frequencies(model) -> np.ndarray:
         t[:, 6 * node : 6 * node + 3, 6 * node : 6 * node + 3] = eye
         t[:, 6 * node + 3 : 6 * node + 6, 6 * node + 3 : 6 * node + 6] = r
     k = np.einsum("eji,ejk,ekl->eil", t, k, t)
-    half = 0.5 * el.length
+    half = 0.5 * length
     diag = np.concatenate(
-        [np.repeat((half * model.rho_a)[:, None], 3, axis=1), half[:, None] * model.rho_i], axis=1
-    )
+        [np.repeat((half * model.rho_a[part])[:, None], 3, axis=1),
+         half[:, None] * model.rho_i[part]], axis=1
+    )  # fmt: skip
     diag = np.concatenate([diag, diag], axis=1)
     s = 1.0 / np.sqrt(diag)
     a = s[:, :, None] * k * s[:, None, :]
     lam = np.linalg.eigvalsh(a)[:, -1]
     return np.sqrt(np.maximum(lam, 0.0))
+
+
+def plate_frequencies(plates, x0, rot0) -> np.ndarray:
+    """plate_max_frequencies (P,) of every plate against its own mass share, PLATE_CHUNK plates
+    at a time (every PlateElements field is per plate)."""
+    n = plates.conn.shape[0]
+    out = np.empty(n)
+    for lo in range(0, n, PLATE_CHUNK):
+        part = plates._replace(**{f: v[lo : lo + PLATE_CHUNK] for f, v in plates._asdict().items()})
+        out[lo : lo + PLATE_CHUNK] = plate_max_frequencies(part, x0, rot0)
+    return out
 
 
 def composition_stability_factor(order: int) -> float:
@@ -147,8 +178,7 @@ def stable_step(model, order: int = 2) -> float:
         # each element against its own mass share (the bound omega_max <= max_e omega_e): the
         # assembled nodal masses gave an estimate 30% above the measured blow-up of a free
         # plate strip, the element shares 3% (tests/test_plate_dynamics.py)
-        omega = np.concatenate([omega, plate_max_frequencies(model.plates, model.x0,
-                                                             model.rot0)])
+        omega = np.concatenate([omega, plate_frequencies(model.plates, model.x0, model.rot0)])
     omega = omega[omega > 0.0]
     sp = model.supports
     if sp.node.shape[0]:
