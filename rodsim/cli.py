@@ -42,8 +42,8 @@ def _handle_errors(fn):
                 raise
             click.echo(f"error: out of memory{f' ({exc})' if str(exc) else ''}: the model "
                        "needs more memory than this machine gave it (`rodsim check` prints "
-                       "the estimate); reduce the model or free memory. Frames written so far "
-                       "are kept.", err=True)
+                       "the estimate); reduce the model or free memory. Results written so "
+                       "far stay readable.", err=True)
             ctx.exit(ResourceError.exit_code)
         except Exception as exc:  # a bug in rodsim: say so instead of dumping a traceback
             if debug:
