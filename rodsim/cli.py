@@ -29,7 +29,10 @@ def _handle_errors(fn):
             if debug:
                 raise
             kind = "interrupted" if isinstance(exc, Interrupted) else "error"
-            click.echo(f"{kind}: {exc}", err=True)
+            try:
+                click.echo(f"{kind}: {exc}", err=True)
+            except OSError:  # no terminal left to tell (SIGHUP): the exit code says it
+                pass
             ctx.exit(exc.exit_code)
         except BrokenPipeError:  # e.g. `rodsim check case.yaml | head`
             sys.stderr.close()
@@ -101,6 +104,12 @@ class Progress:
         if not self.enabled or (now - self.shown < 0.1 and step < n_steps):
             return
         self.shown = now
+        try:
+            self._show(t, step, n_steps, now)
+        except OSError:  # the terminal is gone (SIGHUP): the run goes on, or stops cleanly
+            self.enabled = False
+
+    def _show(self, t: float, step: int, n_steps: int, now: float) -> None:
         wall = now - self.start
         rate = step / wall if wall > 0 else 0.0
         eta = (n_steps - step) / rate if rate > 0 else math.inf
@@ -114,7 +123,10 @@ class Progress:
 
     def done(self) -> None:
         if self.enabled and self.shown:
-            sys.stderr.write("\n")
+            try:
+                sys.stderr.write("\n")
+            except OSError:
+                self.enabled = False
         self.shown = 0.0
 
 

@@ -4,7 +4,8 @@ While a run writes results, SIGINT, SIGTERM and SIGHUP only record that a stop w
 for: the time loop polls ``Watch.requested`` between compiled chunks of bounded wall time
 (rodsim.run), writes the current state as a final off-schedule frame and ends with exit code
 128 + the signal. A second signal while the first is being handled stops at once
-(KeyboardInterrupt), for a user who does not want to wait. SIGXFSZ (a file-size limit) is
+(KeyboardInterrupt), for a user who does not want to wait, but never inside the writing of a
+frame or of the status (``Watch.deferred``). SIGXFSZ (a file-size limit) is
 ignored so that an oversized write fails with EFBIG, which rodsim reports, instead of killing
 the process without a word.
 """
@@ -27,6 +28,18 @@ class Watch:
 
     def __init__(self):
         self.signal = 0
+        self.critical = 0  # > 0 while a frame or the status is being written
+
+    @contextmanager
+    def deferred(self):
+        """A block that a second signal does not interrupt (it is acted on after)."""
+        self.critical += 1
+        try:
+            yield
+        finally:
+            self.critical -= 1
+        if self.signal and self.second and not self.critical:
+            raise KeyboardInterrupt
 
     def requested(self) -> bool:
         return self.signal != 0
@@ -35,10 +48,15 @@ class Watch:
     def name(self) -> str:
         return signal.Signals(self.signal).name if self.signal else ""
 
+    second = False
+
     def _handler(self, signum, _frame) -> None:
-        if self.signal:
-            raise KeyboardInterrupt  # the second signal: stop now, without the final frame
-        self.signal = signum
+        if not self.signal:
+            self.signal = signum
+            return
+        self.second = True  # stop now, without the final frame (after a write in progress)
+        if not self.critical:
+            raise KeyboardInterrupt
 
 
 @contextmanager
@@ -59,4 +77,5 @@ def watch(enabled: bool = True):
         yield w
     finally:
         for s, handler in previous.items():
-            signal.signal(s, handler)
+            # None: a handler installed outside Python, which cannot be restored from here
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)

@@ -83,8 +83,12 @@ def _create(path: Path) -> str:
         }
     )
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    with os.fdopen(fd, "w") as f:
-        f.write(content)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(content)
+    except BaseException:  # an empty lock would block every later run
+        path.unlink(missing_ok=True)
+        raise
     return content
 
 
@@ -141,7 +145,13 @@ def _take_over(path: Path, dead: dict) -> None:
     except (OSError, ValueError):
         moved = None
     if moved is not None and moved.get("pid") != dead.get("pid"):
-        os.replace(stale, path)  # a live run's fresh lock, taken in between: put it back
+        # a live run's fresh lock, taken in between: put it back unless a third run has
+        # locked since (link fails if the name exists; then that run's lock stands)
+        try:
+            os.link(stale, path)
+        except OSError:
+            pass
+        stale.unlink(missing_ok=True)
         return
     stale.unlink(missing_ok=True)
     name = path.name.removesuffix(".lock")

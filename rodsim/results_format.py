@@ -323,6 +323,9 @@ class RunStatus(NamedTuple):
     detail: str
     end_requested: float
     last_time: float | None
+    off_schedule: bool = False  # the last frame was written off the schedule (at a stop)
+    host: str = ""
+    pid: int = 0
 
     @property
     def complete(self) -> bool:
@@ -336,11 +339,14 @@ class RunStatus(NamedTuple):
         if self.state == "complete":
             return "complete"
         if self.state == "interrupted":
-            return f"interrupted by {self.detail}: {last}{of} (off-schedule)"
+            return f"interrupted by {self.detail}: {last}{of}" + (
+                " (off-schedule)" if self.off_schedule else ""
+            )
         if self.state == "failed":
             return f"failed ({self.detail}): {last}{of}"
         if self.state == "running":
-            if holder and holder.get("alive"):
+            ours = holder and (holder.get("host"), holder.get("pid")) == (self.host, self.pid)
+            if ours and holder.get("alive"):
                 return (f"running (pid {holder.get('pid')} on {holder.get('host')}): "
                         f"{last}{of}")
             return f"incomplete: still running or killed, {last}{of}"
@@ -358,8 +364,11 @@ def run_status(f: h5py.File) -> RunStatus:
     last = float(f["time"][n - 1]) if n else None
     if "status" not in f.attrs:
         return RunStatus("unknown", "", float("nan"), last)
+    flag = "solver/off_schedule"
+    off = bool(n and flag in f and f[flag].shape[0] >= n and f[flag][n - 1])
     return RunStatus(_text_attr(f, "status"), _text_attr(f, "status_detail"),
-                     float(f.attrs.get("end_requested", float("nan"))), last)
+                     float(f.attrs.get("end_requested", float("nan"))), last, off,
+                     _text_attr(f, "host"), int(f.attrs.get("pid", 0)))
 
 
 def incomplete_warning(path) -> str | None:

@@ -20,7 +20,9 @@ the space the previous reservation left. The unused reservation is cut off at th
 
 The new file is written under a temporary name next to the target and renamed onto it when
 the first frame is written; an existing results file is moved to ``<stem>.prev.h5`` then
-(one generation) and deleted only when the new run completes.
+(one generation: if that file is an incomplete run's and the ``.prev.h5`` a complete run's,
+the complete one stays and the incomplete one goes) and deleted only when the new run
+completes.
 """
 
 import errno
@@ -150,13 +152,19 @@ def _reserve(f: h5py.File, nbytes: int) -> None:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)) from None
 
 
-def _trim(path: Path) -> None:
-    """Cut the unused reservation off a closed results file (its end of allocation is the
-    size HDF5 reports for it)."""
-    with h5py.File(path, "r", locking=False) as f:
-        end = f.id.get_filesize()
-    if path.stat().st_size > end:
-        os.truncate(path, end)
+def _trim(f: h5py.File) -> None:
+    """Cut the unused reservation off an open, flushed results file: its end is HDF5's end
+    of allocation (what a close writes after this extends the file as usual)."""
+    os.ftruncate(f.id.get_vfd_handle(), f.id.get_filesize())
+
+
+def _is_complete(path: Path) -> bool:
+    """Whether path is a results file whose run completed (or from before run status)."""
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            return str(f.attrs.get("status", COMPLETE)) == COMPLETE
+    except (OSError, KeyError):
+        return False
 
 
 def _now() -> str:
@@ -186,9 +194,9 @@ class ResultsWriter:
         self.path = Path(path)
         self.previous = previous_path(self.path)
         self.kept_previous = False
+        self.dropped_incomplete = False  # an incomplete run's file replaced, not kept
         self.frames = 0
         self.replaced = False
-        self.status = RUNNING
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(
             prefix=f".{self.path.name}.", suffix=".partial", dir=self.path.parent
@@ -222,8 +230,10 @@ class ResultsWriter:
             }
             _reserve(f, _bytes_for_frame(self.datasets.values(), 0))
             f.flush()
-        except OSError as exc:
+        except BaseException as exc:  # no temporary left behind, whatever stopped it
             self._abandon()
+            if not isinstance(exc, OSError):
+                raise
             raise ResourceError(
                 f"cannot write the results file: {exc.strerror or exc}", file=str(self.path)
             ) from None
@@ -264,14 +274,26 @@ class ResultsWriter:
             raise ResourceError(
                 f"writing frame {k} of {target} failed ({exc}); {self._safe()}", file=str(self.path)
             ) from None
-        self.frames += 1
         if not self.replaced:
-            self._replace()
+            try:
+                self._replace()
+            except OSError as exc:
+                raise ResourceError(f"cannot put the new results in place ({exc})",
+                                    file=str(self.path)) from None
+        self.frames += 1
 
     def _replace(self) -> None:
-        """Put the new file in place (the open handle follows the rename), the old one aside."""
+        """Put the new file in place (the open handle follows the rename). The old one is
+        kept aside as the previous results, unless it is an incomplete run's file and the
+        previous results are complete: then the complete ones stay (never lose a result)."""
         if self.path.exists():
-            os.replace(self.path, self.previous)
+            if self.previous.exists() and not _is_complete(self.path) and _is_complete(
+                self.previous
+            ):
+                self.path.unlink()
+                self.dropped_incomplete = True
+            else:
+                os.replace(self.path, self.previous)
             self.kept_previous = True
         os.replace(self.tmp, self.path)
         self.replaced = True
@@ -282,12 +304,12 @@ class ResultsWriter:
         if self.file is None:
             return
         f, self.file = self.file, None
-        self.status = status
         try:
             f.attrs["status"] = status
             f.attrs["status_detail"] = detail
             f.attrs["finished"] = _now()
             f.flush()
+            _trim(f)
         except OSError as exc:  # the frames stay readable; readers call it incomplete
             log.warning("could not record the status %s in %s: %s", status, self.path, exc)
         try:
@@ -297,16 +319,9 @@ class ResultsWriter:
         if not self.replaced:  # no frame written: an existing results file stays as it was
             self.tmp.unlink(missing_ok=True)
             return
-        try:
-            _trim(self.path)
-        except OSError:
-            pass  # the reservation stays: the file is valid with it
         if status == COMPLETE:
             self.previous.unlink(missing_ok=True)
             self.kept_previous = False
-
-    def close(self) -> None:
-        self.finish(COMPLETE)
 
     def __enter__(self):
         return self

@@ -279,8 +279,9 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
     case, mesh, p = prep.case, prep.setup.mesh, prep.plan
     frames_of = _equilibrium_frames if p.kind == "equilibrium" else _dynamic_frames
     started = wallclock.perf_counter()
-    writer = ResultsWriter(h5, mesh, case.text, case.data["title"], prep.overrides,
-                           end_requested=p.t_end)
+    with watch.deferred():
+        writer = ResultsWriter(h5, mesh, case.text, case.data["title"], prep.overrides,
+                               end_requested=p.t_end)
     series = None
     last, status, detail, error = None, COMPLETE, "", None
     stopped = []
@@ -294,21 +295,29 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
         if pvd:
             series = SeriesWriter(pvd, mesh.points, mesh.conn, plates=mesh.plates,
                                   expected_frames=p.n_frames + 1)
-        for last in frames_of(prep, progress, stop):
-            writer.write(last)
-            if series:
-                series.write(last)
+        for frame in frames_of(prep, progress, stop):
+            with watch.deferred():  # a second signal does not cut a frame in half
+                writer.write(frame)
+                last = frame
+                if series:
+                    series.discard_existing = writer.dropped_incomplete
+                    series.write(frame)
     except RodsimError as exc:
         status, detail, error = FAILED, f"{type(exc).__name__}: {exc}", exc
     except BaseException as exc:  # a second signal (KeyboardInterrupt) or a bug
         status, detail = FAILED, f"{type(exc).__name__}: {exc}"
         if isinstance(exc, KeyboardInterrupt):
             status, detail = INTERRUPTED, watch.name or "SIGINT"
-        _close(writer, series, status, detail)
+        with watch.deferred():
+            _close(writer, series, status, detail)
         raise
     if status == COMPLETE and stopped:
         status, detail = INTERRUPTED, watch.name
-    error = _close(writer, series, status, detail) or error
+    with watch.deferred():
+        series_error = _close(writer, series, status, detail)
+    if series_error is not None and status == INTERRUPTED:  # the signal is the news
+        log.warning("%s", series_error)
+    error = error or series_error
     wall = wallclock.perf_counter() - started
     steps = p.n_steps if status == COMPLETE else -1
     result = Result(h5, pvd, writer.frames, steps, wall, last, status,
@@ -325,14 +334,16 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
 
 def _close(writer: ResultsWriter, series, status: str, detail: str):
     """Close the series (its index listing exactly the frames on disk), then record the
-    status in the results file. Returns the ResourceError of a failed final write, if any."""
+    status in the results file, whatever happened to the series. Returns the ResourceError
+    of a failed final write of the series, if any."""
     error = None
-    if series:
-        try:
+    try:
+        if series:
             series.close(complete=status == COMPLETE)
-        except ResourceError as exc:
-            error = exc
-    writer.finish(status, detail)
+    except ResourceError as exc:
+        error = exc
+    finally:
+        writer.finish(status, detail)
     return error
 
 

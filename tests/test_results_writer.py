@@ -7,7 +7,6 @@ import errno
 import os
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
 from test_results_format import random_frame, random_mesh
@@ -85,12 +84,14 @@ def test_the_reservation_is_there_while_writing_and_cut_off_at_the_end(tmp_path)
     with ResultsWriter(path, mesh, "case") as w:
         for fr in written:
             w.write(fr)
-        allocated = w.file.id.get_filesize()
-        # the next frame's room: at least the metadata margin beyond HDF5's end of allocation
-        assert path.stat().st_size >= allocated + results_writer.METADATA_MARGIN
-    with h5py.File(path, "r") as f:
-        assert path.stat().st_size == f.id.get_filesize()
-        assert f.attrs["status"] == COMPLETE
+        allocated = w.file.id.get_filesize()  # HDF5's end of allocation while open
+        # the next frame's room: at least the metadata margin beyond it
+        reserved = path.stat().st_size
+        assert reserved >= allocated + results_writer.METADATA_MARGIN
+    # the close writes the status in place: the file ends near the data, not the reservation
+    assert path.stat().st_size < allocated + 65536 < reserved
+    with open_results(path) as f:
+        assert f.attrs["status"] == COMPLETE and frame_count(f) == 3
 
 
 def test_previous_results_are_kept_until_a_run_completes(tmp_path):
@@ -110,6 +111,24 @@ def test_previous_results_are_kept_until_a_run_completes(tmp_path):
     with ResultsWriter(path, mesh, "case") as w:
         w.write(written[1])
     assert not prev.exists()  # the complete run deleted it (one generation)
+
+
+def test_a_complete_previous_result_is_not_replaced_by_an_incomplete_one(tmp_path):
+    """Run A completes, B fails (A kept as .prev), C starts: A stays, B's file goes."""
+    mesh, written = frames(3)
+    path, prev = tmp_path / "r.h5", tmp_path / "r.prev.h5"
+    titles = iter("ABC")
+    for status in (COMPLETE, FAILED, None):
+        w = ResultsWriter(path, mesh, "case", next(titles))
+        w.write(written[0])
+        if status:
+            w.finish(status)
+    with open_results(prev) as f:
+        assert f.attrs["title"] == "A"
+    assert w.dropped_incomplete
+    w.finish(FAILED)
+    with open_results(prev) as f:  # C failed too: A is still the previous result
+        assert f.attrs["title"] == "A"
 
 
 def test_the_series_lists_exactly_its_complete_files(tmp_path, monkeypatch):
@@ -141,6 +160,35 @@ def test_the_series_lists_exactly_its_complete_files(tmp_path, monkeypatch):
     assert prev[0][1].exists()
 
 
+def test_a_series_that_writes_no_frame_leaves_the_earlier_one_alone(tmp_path):
+    mesh, written = frames(1)
+    pvd = tmp_path / "r.pvd"
+    with SeriesWriter(pvd, mesh.points, mesh.conn, mesh.plates) as s:
+        s.write(written[0])
+    before = pvd.read_text()
+    s = SeriesWriter(pvd, mesh.points, mesh.conn, mesh.plates)
+    s.close(complete=False)  # e.g. the run failed before its first frame
+    assert pvd.read_text() == before and (tmp_path / "r_vtk/r_000000.vtu").exists()
+    assert not (tmp_path / "r.prev.pvd").exists()
+
+
+def test_a_second_signal_waits_for_the_frame_being_written():
+    import signal
+
+    from rodsim import interrupts
+
+    with interrupts.watch() as w:
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert w.requested() and w.name == "SIGTERM"
+        steps = []
+        with pytest.raises(KeyboardInterrupt):
+            with w.deferred():
+                os.kill(os.getpid(), signal.SIGTERM)  # the second: not inside the block
+                steps.append("written")
+        assert steps == ["written"]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored
+
+
 def test_chunks_of_steps_last_about_a_tenth_of_a_second():
     assert run.next_chunk(1, 30.0) == 1  # the first call compiled: stay small
     assert run.next_chunk(10, 1e-4) == 40  # fast: grow by at most 4x per call
@@ -163,3 +211,18 @@ def test_an_equilibrium_stopped_mid_load_step_ends_with_its_iterate(tmp_path):
     assert last.time == 0.5  # the load multiplier the step was heading for
     assert last.residual > prep.case.data["solver"]["equilibrium"]["tol"]  # not converged
     assert np.all(np.isfinite(last.position))
+
+
+def test_the_status_line_says_off_schedule_only_when_the_last_frame_is():
+    from rodsim.results_format import RunStatus
+
+    stopped_on_a_frame = RunStatus("interrupted", "SIGTERM", 10.0, 5.0, False)
+    assert stopped_on_a_frame.text() == "interrupted by SIGTERM: last frame t = 5 of 10"
+    assert RunStatus("interrupted", "SIGINT", 10.0, 5.5, True).text().endswith(
+        "of 10 (off-schedule)"
+    )
+    # a lock of another run (another pid) does not make this file "running"
+    killed = RunStatus("running", "", 10.0, 2.0, False, "h", 7)
+    alive_other = {"host": "h", "pid": 8, "alive": True}
+    assert killed.text(alive_other).startswith("incomplete: still running or killed")
+    assert killed.text({"host": "h", "pid": 7, "alive": True}).startswith("running (pid 7 on h)")

@@ -11,6 +11,7 @@ ParaView can open.
 """
 
 import errno
+import logging
 import os
 import shutil
 import tempfile
@@ -23,6 +24,8 @@ import numpy as np
 
 from rodsim.errors import ResourceError
 from rodsim.writers.frame import Frame, share
+
+log = logging.getLogger(__name__)
 
 INDEX_BYTES_PER_FRAME = 160  # a DataSet line of the .pvd
 
@@ -92,6 +95,18 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def _reserve_file(path: Path, nbytes: int) -> None:
+    """A file holding nbytes of disk, given up at the end to make room for the final index
+    (zeros written where posix_fallocate is not supported)."""
+    with open(path, "wb") as f:
+        try:
+            os.posix_fallocate(f.fileno(), 0, nbytes)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+            f.write(bytes(nbytes))
+
+
 def previous_series(pvd) -> tuple[Path, Path]:
     """(index, folder) where the series of an earlier run is kept while a new run writes."""
     pvd = Path(pvd)
@@ -137,15 +152,31 @@ class SeriesWriter:
         self.entries: list[tuple[float, str]] = []
         self.indexed = 0.0
         self.closed = False
+        self.started = False
+        self.expected_frames = expected_frames
+        # True: an existing series belongs to results that are not kept (an incomplete run
+        # replaced while complete previous results stay): delete it instead of keeping it
+        self.discard_existing = False
+        self.reserve = self.folder / ".reserve"
+        if self.folder.exists() and not self.folder.is_dir():  # refused before any frame
+            raise ResourceError(f"{self.folder.name} is not a folder: cannot write the "
+                                "ParaView series", file=str(self.pvd))
+
+    def _start(self) -> None:
+        """At the first frame: the earlier series aside, the folder, the index's reserve."""
         try:
+            if self.discard_existing:
+                self.pvd.unlink(missing_ok=True)
+                if self.folder.is_dir():
+                    shutil.rmtree(self.folder)
             _keep_previous(self.pvd, self.folder)
             self.folder.mkdir(parents=True)
-            self.reserve = self.folder / ".reserve"
-            with open(self.reserve, "wb") as f:
-                os.posix_fallocate(f.fileno(), 0, 65536 + INDEX_BYTES_PER_FRAME * expected_frames)
+            _reserve_file(self.reserve, 65536 + INDEX_BYTES_PER_FRAME * self.expected_frames)
         except OSError as exc:
-            raise ResourceError(f"cannot write the ParaView series: {exc.strerror or exc}",
-                                file=str(self.pvd)) from None
+            raise ResourceError(
+                f"cannot write the ParaView series: {exc.strerror or exc}", file=str(self.pvd)
+            ) from None
+        self.started = True
 
     def _fail(self, what: Path, exc: OSError):
         n = len(self.entries)
@@ -154,6 +185,8 @@ class SeriesWriter:
                              "are safe", file=str(what))
 
     def write(self, frame: Frame) -> None:
+        if not self.started:
+            self._start()
         k = len(self.entries)
         name = f"{self.pvd.stem}_{k:06d}.vtu"
         d = frame.directors
@@ -193,17 +226,23 @@ class SeriesWriter:
 
     def close(self, complete: bool = True) -> None:
         """Write the final index (in the reserve's room) and, if the run completed, delete
-        the previous run's series."""
+        the previous run's series. Nothing is written if no frame was (an earlier series
+        stays as it was)."""
         if self.closed:
             return
         self.closed = True
+        if not self.started:
+            return
         self.reserve.unlink(missing_ok=True)
         self._write_index()
         if complete:
             prev_pvd, prev_folder = previous_series(self.pvd)
-            prev_pvd.unlink(missing_ok=True)
-            if prev_folder.exists():
-                shutil.rmtree(prev_folder)
+            try:
+                prev_pvd.unlink(missing_ok=True)
+                if prev_folder.is_dir():
+                    shutil.rmtree(prev_folder)
+            except OSError as exc:  # the new series is complete: only a leftover remains
+                log.warning("could not delete the previous series %s: %s", prev_pvd, exc)
 
     def __enter__(self):
         return self
