@@ -362,6 +362,10 @@ def peak_rss(case: Path) -> int:
 
 
 def test_the_estimate_is_within_30_percent_of_the_peak_of_a_1e5_element_rod(tmp_path):
+    # the estimate is of a run with compiled kernels: compile them first (numba caches them
+    # on disk), in another process; a cold first run peaked at 1.3 GB in CI for its compiler
+    (tmp_path / "warm").mkdir()
+    peak_rss(_case(tmp_path / "warm", ROD.format(n=10)))
     case = _case(tmp_path, ROD.format(n=100_000))
     data = load_case(case).data
     need = r.estimate(r.case_sizes(data), r.case_settings(data)).bytes
