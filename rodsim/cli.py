@@ -91,13 +91,52 @@ class Size(click.ParamType):
 
 
 class Progress:
-    """A one-line progress display on a terminal: simulated time, steps/s, ETA."""
+    """A one-line progress display on a terminal: simulated time, steps/s, ETA; and, when
+    kernels are being compiled, a line saying so (also when stderr is not a terminal, where
+    it is printed once). Compile time is left out of the step rate and the ETA."""
 
-    def __init__(self, t_end: float, enabled: bool):
+    def __init__(self, t_end: float, enabled: bool, announce: bool = True):
+        from rodsim import kernel_cache
+
         self.t_end = t_end
         self.enabled = enabled
+        self.announce = announce
         self.start = wallclock.perf_counter()
         self.shown = 0.0
+        self.compiled = kernel_cache.compiling()
+        self.compile_start = self.run_compile_start = self.compiled.elapsed()
+        self.told = False
+
+    def begin(self) -> None:
+        """The run starts now: the step rate counts from here."""
+        self.start = wallclock.perf_counter()
+        self.run_compile_start = self.compiled.elapsed()
+
+    def compile_seconds(self, run_only: bool = False) -> float:
+        """Seconds spent compiling since this display was made (run_only: since begin)."""
+        start = self.run_compile_start if run_only else self.compile_start
+        return self.compiled.elapsed() - start
+
+    def compiling(self, stats) -> None:
+        """kernel_cache.watch callback."""
+        if not self.announce:
+            return
+        try:
+            if not self.enabled:  # piped: one line, at the first compilation
+                if not self.told:
+                    sys.stderr.write("compiling kernels (first run only) ...\n")
+                    sys.stderr.flush()
+                self.told = True
+                return
+            now = wallclock.perf_counter()
+            if self.told and now - self.shown < 0.1 and stats.active:
+                return
+            self.told, self.shown = True, now
+            sys.stderr.write(f"\r  compiling kernels (first run only): {stats.kernels} kernels,"
+                             f" {self.compile_seconds():.0f} s   ")
+            sys.stderr.flush()
+        except OSError:  # the terminal is gone (SIGHUP)
+            self.enabled = self.announce = False
 
     def __call__(self, t: float, step: int, n_steps: int) -> None:
         now = wallclock.perf_counter()
@@ -110,7 +149,7 @@ class Progress:
             self.enabled = False
 
     def _show(self, t: float, step: int, n_steps: int, now: float) -> None:
-        wall = now - self.start
+        wall = now - self.start - self.compile_seconds(run_only=True)
         rate = step / wall if wall > 0 else 0.0
         eta = (n_steps - step) / rate if rate > 0 else math.inf
         width = 24
@@ -142,31 +181,40 @@ class Progress:
 @_handle_errors
 def run(case, output, vtk, overrides, quiet, max_memory):
     """Validate CASE, integrate it and write the results."""
+    from rodsim import kernel_cache
     from rodsim import run as runner
     from rodsim.results_writer import previous_path
 
-    prep = runner.prepare(case, overrides, max_memory)
-    h5, _ = runner.output_paths(prep.case, output)
-    if not quiet:
-        click.echo(runner.summary(prep))
-        if h5.exists():
-            click.echo(f"previous  {h5.name} is kept as {previous_path(h5).name} until this "
-                       "run completes")
-    progress = Progress(prep.plan.t_end, sys.stderr.isatty() and not quiet)
-    try:
-        result = runner.execute(prep, output, vtk, progress)
-    except RodsimError as exc:
-        progress.done()
-        kept = getattr(exc, "result", None)
-        if kept is not None and not isinstance(exc, Interrupted):
-            click.echo(f"results   {runner.kept_text(kept)}", err=True)
-        raise
-    finally:
-        progress.done()
+    progress = Progress(0.0, sys.stderr.isatty() and not quiet, announce=not quiet)
+    with kernel_cache.watch(progress.compiling):
+        prep = runner.prepare(case, overrides, max_memory)
+        progress.t_end = prep.plan.t_end
+        progress.done()  # end a compile line before the summary
+        h5, _ = runner.output_paths(prep.case, output)
+        if not quiet:
+            click.echo(runner.summary(prep))
+            if h5.exists():
+                click.echo(f"previous  {h5.name} is kept as {previous_path(h5).name} until this "
+                           "run completes")
+        progress.begin()
+        try:
+            result = runner.execute(prep, output, vtk, progress)
+        except RodsimError as exc:
+            progress.done()
+            kept = getattr(exc, "result", None)
+            if kept is not None and not isinstance(exc, Interrupted):
+                click.echo(f"results   {runner.kept_text(kept)}", err=True)
+            raise
+        finally:
+            progress.done()
     if not quiet:
         f = result.final
-        click.echo(f"done      {result.steps} steps in {result.wall:.3g} s "
-                   f"({result.steps / max(result.wall, 1e-9):.3g} steps/s), {result.frames} frames")
+        compiled = progress.compile_seconds()
+        # the steps' own rate: compiling happens once
+        wall = max(result.wall - progress.compile_seconds(run_only=True), 1e-9)
+        note = f"; compiling kernels {compiled:.3g} s (first run only)" if compiled > 0.05 else ""
+        click.echo(f"done      {result.steps} steps in {wall:.3g} s "
+                   f"({result.steps / wall:.3g} steps/s), {result.frames} frames{note}")
         click.echo(f"energy    kinetic {f.kinetic:.6g}, internal {f.internal:.6g}, "
                    f"external {f.external:.6g}, total {f.total:.6g}")
         click.echo(f"results   {result.path}" + (f"\nparaview  {result.pvd}" if result.pvd else ""))
@@ -232,6 +280,26 @@ def plot(results, what, output):
         click.echo(warning, err=True)
     path = plot_results(results, what, output)
     click.echo(f"wrote {path}")
+
+@main.command()
+@click.argument("cases", nargs=-1, type=click.Path(dir_okay=False))
+@_handle_errors
+def warmup(cases):
+    """Compile the kernels now, not at the first run: those the CASES use, or (none given) the
+    common kinds of model: rods explicit, SE3, on all cores, implicit and in equilibrium, rods
+    on elastic supports, plates. For container images and cluster workers."""
+    from rodsim import kernel_cache
+    from rodsim import warmup as warming
+
+    click.echo(f"kernel cache {kernel_cache.cache_dir()}")
+
+    def report(name, seconds, kernels):
+        what = f"compiled {kernels} kernels in {seconds:.3g} s" if kernels else "already compiled"
+        click.echo(f"  {name:<20} {what}")
+
+    total = warming.warm(list(cases), report)
+    click.echo(f"done: {total.kernels} kernels compiled in {total.seconds:.3g} s")
+
 
 @main.command()
 @click.argument("names", nargs=-1)

@@ -1,19 +1,62 @@
-"""The one numba decorator rodsim's kernels use.
+"""The one numba decorator rodsim's kernels use, and compile-time switches.
 
 ``error_model="numpy"`` drops the per-division ZeroDivisionError checks of the Python error
 model (a division by zero gives inf/NaN, which the integrators detect); fastmath stays off so
 NaN checks and the carefully ordered small-angle series keep their meaning. ``cache=True``
-compiles once per machine.
+compiles once per machine (rodsim.cache says where).
+
+Compile only what a model uses. Numba types (and so compiles) every call in a kernel, taken
+or not, unless the branch is removed before typing. Two ways to remove one:
+
+- an argument that is None: in ``if arg is None: return ...`` the rest of the kernel is not
+  typed when the kernel is called with None (numba's dead-branch pruning). Absent force terms
+  are None in the kernels' view (rodsim.model.forces.make_terms);
+- a choice between two kernels: ``either(off, on)(switch, *args)`` calls off(*args) when
+  switch is None and on(*args) otherwise, and types only the one it calls. Switches are
+  ``switch(flag)``: True or None.
 """
 
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
+
+from rodsim import kernel_cache
 
 _OPTIONS = {"cache": True, "error_model": "numpy"}
+
+kernel_cache.configure()  # before the first kernel is defined: numba reads it then
 
 
 def kernel(fn=None, **options):
     """njit with rodsim's options; use as @kernel or @kernel(inline="always", parallel=True)."""
-    opts = {**_OPTIONS, **options}
     if fn is None:
-        return njit(**opts)
-    return njit(**opts)(fn)
+        return lambda f: kernel(f, **options)
+    dispatcher = njit(**{**_OPTIONS, **options})(fn)
+    kernel_cache.make_safe(dispatcher)
+    return dispatcher
+
+
+def switch(flag) -> bool | None:
+    """A compile-time switch: True when flag holds, else None."""
+    return True if flag else None
+
+
+def either(off, on):
+    """A kernel-callable choice(switch, *args) -> off(*args) if switch is None, else on(*args).
+
+    Only the kernel chosen is typed and compiled, once per switch type; the caller's cache
+    keeps the choice (the switch's type is part of the caller's signature)."""
+
+    def choice(switch, *args):
+        raise TypeError("either(): call from a kernel")
+
+    @overload(choice)
+    def _choose(switch, *args):
+        target = off if isinstance(switch, (types.NoneType, types.Omitted)) else on
+
+        def impl(switch, *args):
+            return target(*args)
+
+        return impl
+
+    choice.__name__ = f"either_{off.__name__}_{on.__name__}"
+    return choice

@@ -5,6 +5,7 @@
 (``rodsim run``). The library logs; progress goes to an optional callback; the CLI prints.
 """
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -18,7 +19,13 @@ import numpy as np
 from rodsim import interrupts, output_lock, resources
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build, case_mesh
-from rodsim.errors import CaseError, Interrupted, ResourceError, RodsimError
+from rodsim.errors import (
+    CaseError,
+    Interrupted,
+    NumericalError,
+    ResourceError,
+    RodsimError,
+)
 from rodsim.integrators import dynamics, equilibrium, implicit
 from rodsim.integrators.planning import Plan, plan
 from rodsim.interrupts import StopRequested
@@ -251,6 +258,19 @@ def _equilibrium_frames(prep: Prepared, progress, stop):
         if progress:
             progress(step.load, i, p.n_steps)
         yield static_frame(eq.model, eq.x, eq.rot, eq.load, step)
+
+
+def warm_up(prep: Prepared) -> None:
+    """Compile every kernel the case uses, writing nothing: its first frame and one step (one
+    load step in equilibrium; a load step that does not converge is no matter here)."""
+    p = prep.plan
+    steps = 1 if p.kind == "equilibrium" else min(2, p.n_steps)
+    short = dataclasses.replace(prep, plan=dataclasses.replace(p, n_steps=max(1, steps),
+                                                               steps_per_frame=1))
+    frames_of = _equilibrium_frames if p.kind == "equilibrium" else _dynamic_frames
+    with contextlib.suppress(NumericalError):
+        for _ in frames_of(short, None, lambda: False):
+            pass
 
 
 def execute(prep: Prepared, output=None, vtk: bool | None = None,

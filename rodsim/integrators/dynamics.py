@@ -20,6 +20,7 @@ from rodsim.integrators.explicit import (
     make_workspace,
 )
 from rodsim.integrators.stable_step import stable_step
+from rodsim.jit import switch
 from rodsim.model.assembly import Model
 from rodsim.model.prescribed import impose
 
@@ -87,8 +88,8 @@ def start(
         raise ValueError(f"order must be one of {sorted(COEFFICIENTS)}, got {order}")
     if group not in GROUPS:
         raise ValueError(f"group must be one of {sorted(GROUPS)}, got {group!r}")
-    settings = Settings(float(dt), COEFFICIENTS[order], GROUPS[group], bool(parallel), tol,
-                        int(max_iter))  # fmt: skip
+    settings = Settings(float(dt), COEFFICIENTS[order], switch(GROUPS[group] == explicit.SE3),
+                        switch(parallel), tol, int(max_iter))  # fmt: skip
     state = initial_state(model) if state is None else state
     if model.prescribed.node.shape[0]:
         impose(model.prescribed, t0, model.x0, model.rot0, state.x, state.rot)

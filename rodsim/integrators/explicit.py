@@ -40,7 +40,7 @@ from rodsim.integrators.lavi import (
     lavi_residual,
     solve_dense,
 )
-from rodsim.jit import kernel
+from rodsim.jit import either, kernel
 from rodsim.lie import so3
 from rodsim.model import forces
 from rodsim.model.prescribed import impose
@@ -74,12 +74,14 @@ class StateArrays(NamedTuple):
 
 
 class Settings(NamedTuple):
-    """dt, composition coefficients, group (SO3XR3 | SE3), parallel, Newton tol and max_iter."""
+    """dt, composition coefficients, the group (se3: True for SE3, None for SO3xR3), parallel
+    (True or None), Newton tol and max_iter. se3 and parallel are compile-time switches
+    (rodsim.jit.switch): a run compiles only the drift and force kernels it uses."""
 
     dt: float
     coefficients: np.ndarray
-    group: int
-    parallel: bool
+    se3: bool | None
+    parallel: bool | None
     tol: float
     max_iter: int
 
@@ -357,51 +359,73 @@ def _kick_nodes(fixed, p, pi, f, tau, h, lo, hi):
 # tests/test_explicit_invariants.py::test_parallel_equals_serial).
 
 
-@kernel(inline="always")
-def _drift_block(m, s, cfg, w, h, lo, hi):
-    if cfg.group == SE3:
-        _drift_se3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau, w.lin,
-                         w.iters, cfg.tol, cfg.max_iter, h, lo, hi)  # fmt: skip
-    else:
-        _drift_so3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau,
-                         w.iters, cfg.tol, cfg.max_iter, h, lo, hi)  # fmt: skip
+@kernel
+def _drift_so3(m, s, cfg, w, h, lo, hi):
+    _drift_so3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau, w.iters,
+                     cfg.tol, cfg.max_iter, h, lo, hi)  # fmt: skip
+
+
+@kernel
+def _drift_se3(m, s, cfg, w, h, lo, hi):
+    _drift_se3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau, w.lin,
+                     w.iters, cfg.tol, cfg.max_iter, h, lo, hi)  # fmt: skip
+
+
+_drift_block = either(_drift_so3, _drift_se3)  # switch: cfg.se3
 
 
 @kernel
 def _drift_serial(m, s, cfg, w, h):
-    _drift_block(m, s, cfg, w, h, 0, s.x.shape[0])
+    _drift_block(cfg.se3, m, s, cfg, w, h, 0, s.x.shape[0])
 
 
 @kernel(parallel=True)
-def _drift_parallel(m, s, cfg, w, h):
+def _drift_parallel_so3(m, s, cfg, w, h):
     # prange bodies may only capture arrays and scalars: unpack the named tuples
     mass, inertia, fixed = m.mass, m.inertia, m.fixed
     x, rot, p, pi, f, tau = s.x, s.rot, s.p, s.pi, s.f, s.tau
-    iters, lin, bounds = w.iters, w.lin, w.blocks
-    group, tol, max_iter = cfg.group, cfg.tol, cfg.max_iter
+    iters, bounds, tol, max_iter = w.iters, w.blocks, cfg.tol, cfg.max_iter
     for b in prange(bounds.shape[0] - 1):
-        lo = bounds[b]
-        hi = bounds[b + 1]
-        if group == SE3:
-            _drift_se3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, lin, iters, tol,
-                             max_iter, h, lo, hi)  # fmt: skip
-        else:
-            _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, max_iter,
-                             h, lo, hi)  # fmt: skip
+        _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, max_iter, h,
+                         bounds[b], bounds[b + 1])  # fmt: skip
+
+
+@kernel(parallel=True)
+def _drift_parallel_se3(m, s, cfg, w, h):
+    mass, inertia, fixed = m.mass, m.inertia, m.fixed
+    x, rot, p, pi, f, tau = s.x, s.rot, s.p, s.pi, s.f, s.tau
+    iters, lin, bounds, tol, max_iter = w.iters, w.lin, w.blocks, cfg.tol, cfg.max_iter
+    for b in prange(bounds.shape[0] - 1):
+        _drift_se3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, lin, iters, tol, max_iter,
+                         h, bounds[b], bounds[b + 1])  # fmt: skip
+
+
+_drift_parallel_group = either(_drift_parallel_so3, _drift_parallel_se3)  # switch: cfg.se3
 
 
 @kernel
-def _kick(m, s, h):
+def _drift_parallel(m, s, cfg, w, h):
+    _drift_parallel_group(cfg.se3, m, s, cfg, w, h)
+
+
+_drift = either(_drift_serial, _drift_parallel)  # switch: cfg.parallel
+
+
+@kernel
+def _kick_serial(m, s, w, h):
     """Second half kick of the free components."""
     _kick_nodes(m.fixed, s.p, s.pi, s.f, s.tau, h, 0, s.x.shape[0])
 
 
 @kernel(parallel=True)
 def _kick_parallel(m, s, w, h):
-    """_kick on the node blocks of the parallel drift."""
+    """_kick_serial on the node blocks of the parallel drift."""
     fixed, p, pi, f, tau, bounds = m.fixed, s.p, s.pi, s.f, s.tau, w.blocks
     for b in prange(bounds.shape[0] - 1):
         _kick_nodes(fixed, p, pi, f, tau, h, bounds[b], bounds[b + 1])
+
+
+_kick = either(_kick_serial, _kick_parallel)  # switch: cfg.parallel
 
 
 @kernel(parallel=True)
@@ -410,25 +434,42 @@ def _quaternions_parallel(rot, quat, bounds):
         forces.quaternions(rot, quat, bounds[b], bounds[b + 1])
 
 
-@kernel(inline="always")
+@kernel
+def _forces_serial(terms, s, w, t):
+    forces.quaternions(s.rot, w.quat, 0, s.x.shape[0])
+    return forces.forces(terms, s.x, s.rot, w.quat, t, s.f, s.tau, forces.ALL)
+
+
+@kernel
+def _forces_parallel(terms, s, w, t):
+    _quaternions_parallel(s.rot, w.quat, w.blocks)
+    return forces.forces_parallel(terms, s.x, s.rot, w.quat, t, s.f, s.tau, w)
+
+
+_forces = either(_forces_serial, _forces_parallel)  # switch: parallel
+
+
+@kernel
+def _damping(damped, nodes, terms, s, w):
+    # Lagrange-d'Alembert forces from the current momenta (in the step: p at n + 1/2, lagged
+    # by half a step, which keeps the scheme explicit); serial, also in parallel runs: at 1000
+    # elements a damped step costs 266 us against 105 us undamped (nodal velocities, strain
+    # rates, a second force map)
+    if damped is None:
+        return
+    nodal_velocities(nodes.mass, nodes.inertia, s.rot, s.p, s.pi, w.vel, w.omg)
+    forces.add_damping(terms, s.x, s.rot, w.quat, s.p, w.vel, w.omg, s.f, s.tau)
+
+
+@kernel
 def compute_forces(nodes, terms, s, w, t, parallel):
     """Overwrite (f, tau) with the forces of every term (rodsim.model.forces) at time t.
 
-    Returns (internal energy, external potential). The parallel kernels need numba's threading
-    layer started, which make_workspace does (numba.get_num_threads)."""
-    if parallel:
-        _quaternions_parallel(s.rot, w.quat, w.blocks)
-        u, v = forces.forces_parallel(terms, s.x, s.rot, w.quat, t, s.f, s.tau, w)
-    else:
-        forces.quaternions(s.rot, w.quat, 0, s.x.shape[0])
-        u, v = forces.forces(terms, s.x, s.rot, w.quat, t, s.f, s.tau, forces.ALL)
-    if terms.damped:
-        # Lagrange-d'Alembert forces from the current momenta (in the step: p at n + 1/2,
-        # lagged by half a step, which keeps the scheme explicit); serial, also in parallel
-        # runs: at 1000 elements a damped step costs 266 us against 105 us undamped (nodal
-        # velocities, strain rates, a second force map)
-        nodal_velocities(nodes.mass, nodes.inertia, s.rot, s.p, s.pi, w.vel, w.omg)
-        forces.add_damping(terms, s.x, s.rot, w.quat, s.p, w.vel, w.omg, s.f, s.tau)
+    Returns (internal energy, external potential). parallel: a switch (True or None). The
+    parallel kernels need numba's threading layer started, which make_workspace does
+    (numba.get_num_threads)."""
+    u, v = _forces(parallel, terms, s, w, t)
+    _damping(terms.damped, nodes, terms, s, w)
     return u, v
 
 
@@ -450,10 +491,7 @@ def advance(m, terms, s, cfg, w, t0, k0, n_steps):
         t_sub = t0 + (k0 + k) * cfg.dt
         for c in range(coeffs.shape[0]):
             h = coeffs[c] * cfg.dt
-            if cfg.parallel:
-                _drift_parallel(m, s, cfg, w, h)
-            else:
-                _drift_serial(m, s, cfg, w, h)
+            _drift(cfg.parallel, m, s, cfg, w, h)
             for a in range(w.iters.shape[0]):
                 its = w.iters[a]
                 if its < 0:
@@ -467,10 +505,7 @@ def advance(m, terms, s, cfg, w, t0, k0, n_steps):
             if m.prescribed.node.shape[0] > 0:  # prescribed dofs are fixed in the drift
                 impose(m.prescribed, t_sub, m.x0, m.rot0, s.x, s.rot)
             u, v = compute_forces(m, terms, s, w, t_sub, cfg.parallel)
-            if cfg.parallel:
-                _kick_parallel(m, s, w, h)
-            else:
-                _kick(m, s, h)
+            _kick(cfg.parallel, m, s, w, h)
         if not math.isfinite(u):
             return k + 1, NOT_FINITE, u, v, max_its, sum_its
     return n_steps, OK, u, v, max_its, sum_its

@@ -21,7 +21,7 @@ from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import Diagnostics, diagnostics
 from rodsim.integrators.explicit import GROUPS, StateArrays
 from rodsim.integrators.sparsity import Pattern, make_pattern
-from rodsim.jit import kernel
+from rodsim.jit import kernel, switch
 from rodsim.lie import so3
 from rodsim.model import forces
 from rodsim.model.assembly import Model
@@ -230,7 +230,7 @@ def step_data(solver: Solver, x, rot, quat, mom, h: float, t_load: float, t_targ
     flags = np.zeros(n, dtype=np.int64)
     prescribed_targets(m.prescribed, t_target, m.x0, m.rot0, x, rot, target_x, target_rot, flags)
     return vr.StepData(x, rot, quat, mom, strains, target_x, target_rot, flags, float(h),
-                       float(t_load), int(mode), solver.se3)
+                       float(t_load), int(mode), solver.se3, switch(mode == vr.DYNAMIC))
 
 
 def applied_norm(solver: Solver, x, rot, t: float) -> float:

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rodsim.integrators import cayley
-from rodsim.jit import kernel
+from rodsim.jit import either, kernel
 from rodsim.lie import so3
 from rodsim.model import forces as fterms
 
@@ -40,7 +40,8 @@ class StepData(NamedTuple):
     target_x (N,3) supported positions at k+1; target_rot (N,3) body Cayley increment to the
     prescribed rotation at k+1; rot_prescribed (N,) int64; h the step, t the load time
     (midpoint time in dynamics, the load multiplier in statics); mode DYNAMIC | STATIC;
-    se3 0 | 1.
+    se3 0 | 1; dynamic: mode == DYNAMIC as a compile-time switch (True or None,
+    rodsim.jit.switch), so that an equilibrium run does not compile the dynamic balance.
     """
 
     x: np.ndarray
@@ -55,6 +56,7 @@ class StepData(NamedTuple):
     t: float
     mode: int
     se3: int
+    dynamic: bool | None
 
 
 class Work(NamedTuple):
@@ -111,34 +113,57 @@ def _put_rotation(rot_arr, quat_arr, a, q):
 
 
 @kernel
+def _end_configuration(sd, xi, w, a, scale, se3):
+    """The end configuration g_k tau(scale xi_a) of node a into w.x1, r1, q1."""
+    v = so3.scale(scale, _vec(xi, a, 0))
+    p = so3.scale(scale, _vec(xi, a, 3))
+    q = (sd.quat[a, 0], sd.quat[a, 1], sd.quat[a, 2], sd.quat[a, 3])
+    dx = cayley.translation(p, v, se3)
+    if se3:
+        dx = so3.matvec(so3.mat_at(sd.rot, a), dx)
+    _put(w.x1, a, 0, so3.add(_vec(sd.x, a, 0), dx))
+    _put_rotation(w.r1, w.q1, a, so3.quat_mul(q, cayley.cay_quaternion(p)))
+
+
+@kernel
+def _static_configurations(sd, xi, w):
+    se3 = sd.se3 == 1
+    for a in range(sd.x.shape[0]):
+        _end_configuration(sd, xi, w, a, 1.0, se3)
+        for k in range(3):
+            w.xb[a, k] = w.x1[a, k]
+        for k in range(4):
+            w.qb[a, k] = w.q1[a, k]
+        for i in range(3):
+            for j in range(3):
+                w.rb[a, i, j] = w.r1[a, i, j]
+
+
+@kernel
+def _dynamic_configurations(sd, xi, w):
+    se3 = sd.se3 == 1
+    for a in range(sd.x.shape[0]):
+        _end_configuration(sd, xi, w, a, sd.h, se3)
+        v = so3.scale(sd.h, _vec(xi, a, 0))
+        p = so3.scale(sd.h, _vec(xi, a, 3))
+        q = (sd.quat[a, 0], sd.quat[a, 1], sd.quat[a, 2], sd.quat[a, 3])
+        s_w, s_v = cayley.half_step(p, v, se3)
+        dxb = cayley.translation(s_w, s_v, se3)
+        if se3:
+            dxb = so3.matvec(so3.mat_at(sd.rot, a), dxb)
+        _put(w.xb, a, 0, so3.add(_vec(sd.x, a, 0), dxb))
+        _put_rotation(w.rb, w.qb, a, so3.quat_mul(q, cayley.cay_quaternion(s_w)))
+
+
+_configurations = either(_static_configurations, _dynamic_configurations)  # sd.dynamic
+
+
+@kernel
 def configurations(sd, xi, w):
     """Node pass: the configuration where forces are evaluated (midpoint g_k tau(s(h xi)) in
     dynamics, g_k tau(Delta) in statics) into w.xb, rb, qb and the end configuration
     g_k tau(h xi) into w.x1, r1, q1."""
-    se3 = sd.se3 == 1
-    for a in range(sd.x.shape[0]):
-        scale = sd.h if sd.mode == DYNAMIC else 1.0
-        v = so3.scale(scale, _vec(xi, a, 0))
-        p = so3.scale(scale, _vec(xi, a, 3))
-        r = so3.mat_at(sd.rot, a)
-        x = _vec(sd.x, a, 0)
-        q = (sd.quat[a, 0], sd.quat[a, 1], sd.quat[a, 2], sd.quat[a, 3])
-        q_end = so3.quat_mul(q, cayley.cay_quaternion(p))
-        dx = cayley.translation(p, v, se3)
-        if se3:
-            dx = so3.matvec(r, dx)
-        _put(w.x1, a, 0, so3.add(x, dx))
-        _put_rotation(w.r1, w.q1, a, q_end)
-        if sd.mode == DYNAMIC:
-            s_w, s_v = cayley.half_step(p, v, se3)
-            dxb = cayley.translation(s_w, s_v, se3)
-            if se3:
-                dxb = so3.matvec(r, dxb)
-            _put(w.xb, a, 0, so3.add(x, dxb))
-            _put_rotation(w.rb, w.qb, a, so3.quat_mul(q, cayley.cay_quaternion(s_w)))
-        else:
-            _put(w.xb, a, 0, so3.add(x, dx))
-            _put_rotation(w.rb, w.qb, a, q_end)
+    _configurations(sd.dynamic, sd, xi, w)
 
 
 @kernel
@@ -147,9 +172,16 @@ def forces(terms, sd, xi, w):
     dynamics plus the damping forces of the step g_k -> g_k+1 (Lagrange-d'Alembert forces
     through the midpoint, orthogonal to rigid motions, so both momenta stay exact)."""
     fterms.forces(terms, w.xb, w.rb, w.qb, sd.t, w.f, w.tau, fterms.ALL)
-    if sd.mode == DYNAMIC and terms.damped:
-        fterms.add_step_damping(terms, sd.strains, w.end, w.res, w.x1, w.r1, w.q1, w.xb, w.rb,
-                                w.qb, xi, sd.h, sd.se3 == 1, w.f, w.tau)  # fmt: skip
+    if sd.mode == DYNAMIC:
+        _step_damping(terms.damped, terms, sd, xi, w)
+
+
+@kernel
+def _step_damping(damped, terms, sd, xi, w):
+    if damped is None:  # compiled out for undamped models (rodsim.jit)
+        return
+    fterms.add_step_damping(terms, sd.strains, w.end, w.res, w.x1, w.r1, w.q1, w.xb, w.rb,
+                            w.qb, xi, sd.h, sd.se3 == 1, w.f, w.tau)  # fmt: skip
 
 
 @kernel(inline="always")
@@ -190,28 +222,38 @@ def _node_balance(m, sd, xi, w, a, se3):
 
 
 @kernel
-def residual(m, terms, sd, xi, w, out, post):
-    """Residual rows (N,6) into out (spatial, translation first, constraints substituted) and,
-    in dynamics, the momentum mu - h W (N,6), right-trivialised at k, into post. xi, out, post
-    complex128 (N,6); m the nodes (rodsim.model.assembly.NodeArrays), terms the force terms.
-    Returns nothing; reactions in w.reaction."""
-    configurations(sd, xi, w)
-    forces(terms, sd, xi, w)
+def _dynamic_rows(m, sd, xi, w, out, post):
     se3 = sd.se3 == 1
     for a in range(sd.x.shape[0]):
+        bal_v, bal_w, post_v, post_w = _node_balance(m, sd, xi, w, a, se3)
+        _put(post, a, 0, post_v)
+        _put(post, a, 3, post_w)
+        _put(out, a, 0, bal_v)
+        _put(out, a, 3, bal_w)
+
+
+@kernel
+def _static_rows(m, sd, xi, w, out, post):
+    for a in range(sd.x.shape[0]):
+        for k in range(3):
+            out[a, k] = -w.f[a, k]
+            out[a, 3 + k] = -w.tau[a, k]
+
+
+_balance_rows = either(_static_rows, _dynamic_rows)  # switch: sd.dynamic
+
+
+@kernel
+def _constraint_rows(m, sd, xi, w, out):
+    """Replace the rows of supported components by their constraints; the replaced balance
+    rows go to w.reaction."""
+    for a in range(sd.x.shape[0]):
         if sd.mode == DYNAMIC:
-            bal_v, bal_w, post_v, post_w = _node_balance(m, sd, xi, w, a, se3)
-            _put(post, a, 0, post_v)
-            _put(post, a, 3, post_w)
             scale_t = m.mass[a] / sd.h
             scale_r = (m.inertia[a, 0, 0] + m.inertia[a, 1, 1] + m.inertia[a, 2, 2]) / (3.0 * sd.h)
         else:
-            bal_v = so3.scale(-1.0, _vec(w.f, a, 0))
-            bal_w = so3.scale(-1.0, _vec(w.tau, a, 0))
             scale_t = 1.0
             scale_r = 1.0
-        _put(out, a, 0, bal_v)
-        _put(out, a, 3, bal_w)
         for k in range(6):
             w.reaction[a, k] = 0.0
         for k in range(3):
@@ -229,6 +271,21 @@ def residual(m, terms, sd, xi, w, out, post):
                 if m.fixed[a, 3 + k]:
                     w.reaction[a, 3 + k] = out[a, 3 + k]
                     out[a, 3 + k] = scale_r * c[k]
+
+
+@kernel
+def residual(m, terms, sd, xi, w, out, post):
+    """Residual rows (N,6) into out (spatial, translation first, constraints substituted) and,
+    in dynamics, the momentum mu - h W (N,6), right-trivialised at k, into post. xi, out, post
+    complex128 (N,6); m the nodes (rodsim.model.assembly.NodeArrays), terms the force terms.
+    Returns nothing; reactions in w.reaction.
+
+    Only the force evaluation depends on the terms: the node passes are kernels of their own,
+    compiled once for every model rather than once per combination of force terms."""
+    configurations(sd, xi, w)
+    forces(terms, sd, xi, w)
+    _balance_rows(sd.dynamic, m, sd, xi, w, out, post)
+    _constraint_rows(m, sd, xi, w, out)
 
 
 @kernel

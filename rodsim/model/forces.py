@@ -116,11 +116,27 @@ class Resultants(NamedTuple):
 
 
 def make_terms(rods, plates, loads, supports_, rot0, mass, beta, alpha) -> ForceTerms:
-    """ForceTerms with `damped` worked out."""
+    """ForceTerms with `damped` worked out.
+
+    The kernels see an absent term as None (plates and supports when a model has none, beta
+    and alpha when zero, damped when false): a kernel branch on ``term is None`` is removed
+    before typing (rodsim.jit), so a model compiles only the terms it has. Python reads the
+    values as given (empty arrays, 0.0, False)."""
     dashpots = bool(np.any(supports_.c_t) or np.any(supports_.c_r))
-    values = (rods, plates, loads, supports_, rot0, mass, float(beta), float(alpha),
-              bool(beta > 0.0 or alpha > 0.0 or dashpots))  # fmt: skip
-    terms = _new_terms(*values)
+    damped = bool(beta > 0.0 or alpha > 0.0 or dashpots)
+    values = (rods, plates, loads, supports_, rot0, mass, float(beta), float(alpha), damped)
+    present = (
+        rods,
+        plates if plates.conn.shape[0] else None,
+        loads,
+        supports_ if supports_.node.shape[0] else None,
+        rot0,
+        mass,
+        float(beta) if beta > 0.0 else None,
+        float(alpha) if alpha > 0.0 else None,
+        True if damped else None,
+    )
+    terms = _new_terms(*present)
     terms._fields = dict(zip(TERM_FIELDS, values, strict=True))  # what Python reads
     return terms
 
@@ -155,23 +171,39 @@ def coupled_pairs(terms: ForceTerms) -> np.ndarray:
 quaternions = rod.node_quaternions  # quat[a] of rot[a] for lo <= a < hi: what the terms read
 
 
+@kernel
+def _plate_forces(plates, loads, x, rot, t, f, tau, select):
+    """Add the plates' elastic forces (INTERNAL) and pressure (APPLIED); returns their
+    energy. plates None: the model has none (the rest is compiled out)."""
+    if plates is None:
+        return 0.0
+    u = 0.0
+    if select & INTERNAL:
+        u += plate_kernels.assemble_plate_forces(plates, x, rot, f, tau)
+    if select & APPLIED:
+        plate_pressure(loads, plates, t, x, rot, f)
+    return u
+
+
+@kernel
+def _support_forces(springs, x, quat, f, tau, select):
+    """Add the elastic supports' spring forces (GROUND); returns their energy. springs None:
+    the model has none."""
+    if springs is None:
+        return 0.0
+    if select & GROUND:
+        return supports.support_forces(springs, x, quat, f, tau)
+    return 0.0
+
+
 @kernel(inline="always")
 def _after_rods(terms, x, rot, quat, t, f, tau, select):
-    """Add every term but the rods; returns (their energy, the external potential).
-
-    A term's NamedTuple is read in place, never bound to a local name: a local copy costs an
-    atomic reference-count update per array it holds (the plates': 21 per evaluation)."""
-    u = 0.0
+    """Add every term but the rods; returns (their energy, the external potential)."""
+    u = _plate_forces(terms.plates, terms.loads, x, rot, t, f, tau, select)
     v = 0.0
-    if terms.plates.conn.shape[0] > 0:
-        if select & INTERNAL:
-            u += plate_kernels.assemble_plate_forces(terms.plates, x, rot, f, tau)
-        if select & APPLIED:
-            plate_pressure(terms.loads, terms.plates, t, x, rot, f)
     if select & APPLIED:
         v = external_forces(terms.loads, t, x, rot, terms.rot0, terms.mass, f, tau)
-    if select & GROUND and terms.supports.node.shape[0] > 0:
-        u += supports.support_forces(terms.supports, x, quat, f, tau)
+    u += _support_forces(terms.supports, x, quat, f, tau, select)
     return u, v
 
 
@@ -206,27 +238,71 @@ def add_damping(terms, x, rot, quat, p, vel, omg, f, tau):
     """Add the damping forces of the rates vel, omg (N,3) (spatial velocities and angular
     velocities; p (N,3) the linear momenta m vel) to f, tau. They sum to zero force and moment
     (mass damping and dashpots excepted), so damping leaves a free body's momenta alone."""
-    if terms.beta > 0.0:
-        rod_viscous.damping_forces(terms.rods, x, rot, quat, vel, omg, terms.beta, f, tau)
-        plate_viscous.plate_damping_forces(terms.plates, x, rot, vel, omg, terms.beta, f, tau)
-    if terms.alpha > 0.0:
-        for a in range(x.shape[0]):
-            for k in range(3):
-                f[a, k] -= terms.alpha * p[a, k]
-    if terms.supports.node.shape[0] > 0:
-        supports.support_damping_forces(terms.supports, quat, vel, omg, f, tau)
+    _viscous_damping(terms.beta, terms.rods, terms.plates, x, rot, quat, vel, omg, f, tau)
+    _mass_damping(terms.alpha, p, f)
+    _dashpots(terms.supports, quat, vel, omg, f, tau)
+
+
+@kernel
+def _viscous_damping(beta, rods, plates, x, rot, quat, vel, omg, f, tau):
+    if beta is None:
+        return
+    rod_viscous.damping_forces(rods, x, rot, quat, vel, omg, beta, f, tau)
+    _plate_damping(plates, x, rot, vel, omg, beta, f, tau)
+
+
+@kernel
+def _plate_damping(plates, x, rot, vel, omg, beta, f, tau):
+    if plates is None:
+        return
+    plate_viscous.plate_damping_forces(plates, x, rot, vel, omg, beta, f, tau)
+
+
+@kernel
+def _mass_damping(alpha, p, f):
+    if alpha is None:
+        return
+    for a in range(p.shape[0]):
+        for k in range(3):
+            f[a, k] -= alpha * p[a, k]
+
+
+@kernel
+def _dashpots(springs, quat, vel, omg, f, tau):
+    if springs is None:
+        return
+    supports.support_damping_forces(springs, quat, vel, omg, f, tau)
 
 
 @kernel
 def strains(terms, x, rot, quat, out):
     """The strains the discrete damping needs (Strains out) at a configuration."""
-    if terms.beta > 0.0:
-        rod_viscous.element_strains(terms.rods, x, rot, quat, out.rod_gamma, out.rod_omega)
-        if terms.plates.conn.shape[0] > 0:
-            plate_kernels.plate_strains(terms.plates, x, rot, out.plate_eps, out.plate_kappa,
-                                        out.plate_gamma, out.plate_drill)  # fmt: skip
-    if terms.supports.node.shape[0] > 0:
-        supports.support_strains(terms.supports, x, quat, out.support_u, out.support_psi)
+    _viscous_strains(terms.beta, terms.rods, terms.plates, x, rot, quat, out)
+    _support_strains(terms.supports, x, quat, out)
+
+
+@kernel
+def _viscous_strains(beta, rods, plates, x, rot, quat, out):
+    if beta is None:
+        return
+    rod_viscous.element_strains(rods, x, rot, quat, out.rod_gamma, out.rod_omega)
+    _plate_strains(plates, x, rot, out)
+
+
+@kernel
+def _plate_strains(plates, x, rot, out):
+    if plates is None:
+        return
+    plate_kernels.plate_strains(
+        plates, x, rot, out.plate_eps, out.plate_kappa, out.plate_gamma, out.plate_drill
+    )
+
+
+@kernel
+def _support_strains(springs, x, quat, out):
+    if springs is None:
+        return
+    supports.support_strains(springs, x, quat, out.support_u, out.support_psi)
 
 
 @kernel
@@ -237,46 +313,71 @@ def add_step_damping(terms, start, end, res, x1, r1, q1, xb, rb, qb, xi, h, se3,
     orthogonal to rigid motions, so both momenta stay exact; docs/implicit_scheme.md), and mass
     damping -alpha m v of the step velocity xi[:, :3] (spatial; SE3: body, turned by the midpoint
     frame). res: resultant scratch. Generic over float64 and complex128."""
-    beta = terms.beta
-    if beta > 0.0:
-        el = terms.rods
-        rod_viscous.element_strains(el, x1, r1, q1, end.rod_gamma, end.rod_omega)
-        c = beta / h
-        for e in range(el.conn.shape[0]):
+    _step_viscous(
+        terms.beta, terms.rods, terms.plates, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau
+    )
+    _step_dashpots(terms.supports, start, end, x1, q1, qb, h, f, tau)
+    _step_mass_damping(terms.alpha, terms.mass, xi, rb, se3, f)
+
+
+@kernel
+def _step_viscous(beta, el, plates, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau):
+    if beta is None:
+        return
+    rod_viscous.element_strains(el, x1, r1, q1, end.rod_gamma, end.rod_omega)
+    c = beta / h
+    for e in range(el.conn.shape[0]):
+        for k in range(3):
+            res.rod_n[e, k] = c * el.c1[e, k] * (end.rod_gamma[e, k] - start.rod_gamma[e, k])
+            res.rod_m[e, k] = c * el.c2[e, k] * (end.rod_omega[e, k] - start.rod_omega[e, k])
+    rod_viscous.resultant_forces(el, xb, rb, qb, res.rod_n, res.rod_m, f, tau)
+    _step_plate_viscous(plates, beta, start, end, res, x1, r1, xb, rb, h, f, tau)
+
+
+@kernel
+def _step_plate_viscous(pl, beta, start, end, res, x1, r1, xb, rb, h, f, tau):
+    if pl is None:
+        return
+    pe, pk, pg, pd = end.plate_eps, end.plate_kappa, end.plate_gamma, end.plate_drill
+    plate_kernels.plate_strains(pl, x1, r1, pe, pk, pg, pd)
+    c = 1.0 / h
+    for e in range(pl.conn.shape[0]):
+        for s in range(4):
             for k in range(3):
-                res.rod_n[e, k] = c * el.c1[e, k] * (end.rod_gamma[e, k] - start.rod_gamma[e, k])
-                res.rod_m[e, k] = c * el.c2[e, k] * (end.rod_omega[e, k] - start.rod_omega[e, k])
-        rod_viscous.resultant_forces(el, xb, rb, qb, res.rod_n, res.rod_m, f, tau)
-        pl = terms.plates
-        if pl.conn.shape[0] > 0:
-            pe, pk, pg, pd = end.plate_eps, end.plate_kappa, end.plate_gamma, end.plate_drill
-            plate_kernels.plate_strains(pl, x1, r1, pe, pk, pg, pd)
-            c = 1.0 / h
-            for e in range(pl.conn.shape[0]):
-                for s in range(4):
-                    for k in range(3):
-                        pe[e, s, k] = c * (pe[e, s, k] - start.plate_eps[e, s, k])
-                        pk[e, s, k] = c * (pk[e, s, k] - start.plate_kappa[e, s, k])
-                    for k in range(2):
-                        pg[e, s, k] = c * (pg[e, s, k] - start.plate_gamma[e, s, k])
-                    pd[e, s] = c * (pd[e, s] - start.plate_drill[e, s])
-            plate_viscous.viscous_resultants(pl, beta, pe, pk, pg, pd, res.plate_n, res.plate_m,
-                                             res.plate_q, res.plate_r)  # fmt: skip
-            plate_kernels.plate_resultant_forces(pl, xb, rb, res.plate_n, res.plate_m,
-                                                 res.plate_q, res.plate_r, f, tau)  # fmt: skip
-    sp = terms.supports
-    if sp.node.shape[0] > 0:
-        supports.support_strains(sp, x1, q1, end.support_u, end.support_psi)
-        supports.support_step_damping(sp, start.support_u, start.support_psi, end.support_u,
-                                      end.support_psi, qb, h, f, tau)  # fmt: skip
-    if terms.alpha > 0.0:
-        for a in range(x1.shape[0]):
-            c = terms.alpha * terms.mass[a]
-            v = (xi[a, 0], xi[a, 1], xi[a, 2])
-            if se3:
-                v = so3.matvec(so3.mat_at(rb, a), v)
-            for k in range(3):
-                f[a, k] -= c * v[k]
+                pe[e, s, k] = c * (pe[e, s, k] - start.plate_eps[e, s, k])
+                pk[e, s, k] = c * (pk[e, s, k] - start.plate_kappa[e, s, k])
+            for k in range(2):
+                pg[e, s, k] = c * (pg[e, s, k] - start.plate_gamma[e, s, k])
+            pd[e, s] = c * (pd[e, s] - start.plate_drill[e, s])
+    plate_viscous.viscous_resultants(
+        pl, beta, pe, pk, pg, pd, res.plate_n, res.plate_m, res.plate_q, res.plate_r
+    )
+    plate_kernels.plate_resultant_forces(
+        pl, xb, rb, res.plate_n, res.plate_m, res.plate_q, res.plate_r, f, tau
+    )
+
+
+@kernel
+def _step_dashpots(sp, start, end, x1, q1, qb, h, f, tau):
+    if sp is None:
+        return
+    supports.support_strains(sp, x1, q1, end.support_u, end.support_psi)
+    supports.support_step_damping(
+        sp, start.support_u, start.support_psi, end.support_u, end.support_psi, qb, h, f, tau
+    )
+
+
+@kernel
+def _step_mass_damping(alpha, mass, xi, rb, se3, f):
+    if alpha is None:
+        return
+    for a in range(f.shape[0]):
+        c = alpha * mass[a]
+        v = (xi[a, 0], xi[a, 1], xi[a, 2])
+        if se3:
+            v = so3.matvec(so3.mat_at(rb, a), v)
+        for k in range(3):
+            f[a, k] -= c * v[k]
 
 
 # --- derived quantities (Python side) -------------------------------------------------------

@@ -1,0 +1,164 @@
+"""Where compiled kernels are kept, and what compiling them costs (docs/running.md).
+
+rodsim's kernels are compiled by numba on first use and kept on disk, so that later runs
+load them in a fraction of a second. The folder, the first that applies:
+
+1. ``RODSIM_CACHE_DIR``;
+2. ``NUMBA_CACHE_DIR`` (numba's own variable, if the user set it);
+3. the user cache folder: ``$XDG_CACHE_HOME/rodsim`` or ``~/.cache/rodsim``.
+
+It works for read-only installs (nothing is written next to the package). Inside it numba
+keeps one folder per source folder, so different installs never mix; a kernel whose source
+changed is compiled again. If the folder cannot be created, numba's default is used (the
+package's ``__pycache__``, else ``~/.cache/numba``) with a warning in the log.
+
+Several processes may compile into one folder at once (a sweep, cluster workers sharing a
+home folder). numba's own index update is a read-modify-write and numbers its data files in
+order, so two processes compiling different specialisations of one kernel could each write
+entry 1 and leave an index pointing at the other's code. `LockedCacheFile` holds an exclusive
+lock on ``<index>.lock`` for the update and names each data file by a hash of its key.
+
+`watch` reports compilations as they happen (the CLI's "compiling kernels (first run only)"
+line) and counts their wall time, so that the step rate and the ETA can leave it out.
+"""
+
+import contextlib
+import fcntl
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba
+from numba.core import caching
+from numba.core import event as numba_event
+
+log = logging.getLogger(__name__)
+
+
+def cache_dir(environ=os.environ) -> Path:
+    """The folder rodsim's compiled kernels go to (see the module docstring)."""
+    for name in ("RODSIM_CACHE_DIR", "NUMBA_CACHE_DIR"):
+        if environ.get(name):
+            return Path(environ[name]).expanduser()
+    home = environ.get("HOME") or os.path.expanduser("~")
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    return Path(base) / "rodsim"
+
+
+def configure() -> Path | None:
+    """Point numba at cache_dir(); call before any kernel is defined (rodsim.jit does).
+    Returns the folder, or None where it cannot be written (numba's default then)."""
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(f"{folder} is not writable")
+    except OSError as exc:
+        log.warning("kernel cache: cannot use %s (%s); using numba's default", folder, exc)
+        return None
+    numba.config.CACHE_DIR = str(folder)
+    return folder
+
+
+class LockedCacheFile(caching.IndexDataCacheFile):
+    """numba's index and data files, safe for processes compiling into one folder at once."""
+
+    def save(self, key, data):
+        with _locked(self._index_path + ".lock"):
+            overloads = self._load_index()
+            name = overloads.get(key)
+            if name is None:
+                digest = hashlib.sha256(self._dump(key)).hexdigest()[:16]
+                name = self._data_name_pattern.replace("{number:d}", digest)
+                overloads[key] = name
+                self._save_index(overloads)
+            self._save_data(name, data)
+
+
+@contextlib.contextmanager
+def _locked(path: str):
+    with open(path, "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def make_safe(dispatcher) -> None:
+    """Give a cached numba dispatcher the locked index (LockedCacheFile)."""
+    cache = getattr(dispatcher, "_cache", None)
+    index = getattr(cache, "_cache_file", None)
+    if isinstance(index, caching.IndexDataCacheFile):
+        index.__class__ = LockedCacheFile
+
+
+# --- compile watch ---------------------------------------------------------------------------
+
+
+@dataclass
+class Compiling:
+    """Compilations seen in this process: kernels compiled, and the wall time of the
+    outermost compilations (nested ones are inside it). active: a compilation is under way."""
+
+    kernels: int = 0
+    seconds: float = 0.0
+    active: bool = False
+    started: float = 0.0
+
+    def elapsed(self) -> float:
+        """Compile wall time so far, the compilation under way included."""
+        return self.seconds + (time.perf_counter() - self.started if self.active else 0.0)
+
+
+class _Listener(numba_event.Listener):
+    def __init__(self):
+        self.depth = 0
+        self.stats = Compiling()
+        self.callbacks: list[Callable[[Compiling], None]] = []
+
+    def on_start(self, event):
+        if self.depth == 0:
+            self.stats.active = True
+            self.stats.started = time.perf_counter()
+            self._tell()
+        self.depth += 1
+
+    def on_end(self, event):
+        self.depth -= 1
+        self.stats.kernels += 1
+        if self.depth == 0:
+            self.stats.seconds += time.perf_counter() - self.stats.started
+            self.stats.active = False
+        self._tell()
+
+    def _tell(self):
+        for callback in list(self.callbacks):
+            try:
+                callback(self.stats)
+            except Exception:  # a display must never break a compilation
+                log.debug("compile callback failed", exc_info=True)
+
+
+_LISTENER = _Listener()
+numba_event.register("numba:compile", _LISTENER)
+
+
+def compiling() -> Compiling:
+    """What this process has compiled so far (a live object)."""
+    return _LISTENER.stats
+
+
+@contextlib.contextmanager
+def watch(callback: Callable[[Compiling], None]):
+    """Call callback(compiling()) when a compilation starts and after each kernel compiled,
+    while the block runs."""
+    _LISTENER.callbacks.append(callback)
+    try:
+        yield _LISTENER.stats
+    finally:
+        _LISTENER.callbacks.remove(callback)
