@@ -34,7 +34,8 @@ def dynamic_frame(run, dt: float) -> Frame:
     n = model.n_nodes
     vel, omega = np.empty((n, 3)), np.empty((n, 3))
     nodal_velocities(model.mass, model.inertia, st.rot, st.p, st.pi, vel, omega)
-    prescribed_velocities(model.prescribed, run.time, dt, vel, omega)  # of the last step
+    if model.prescribed.node.shape[0]:
+        prescribed_velocities(model.prescribed, run.time, dt, vel, omega)  # of the last step
     diag = run.diagnostics()
     return Frame(
         time=run.time, position=st.x.copy(), rotation=_rotations(model, st.rot),

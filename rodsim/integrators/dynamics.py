@@ -88,8 +88,10 @@ def start(
         raise ValueError(f"order must be one of {sorted(COEFFICIENTS)}, got {order}")
     if group not in GROUPS:
         raise ValueError(f"group must be one of {sorted(GROUPS)}, got {group!r}")
+    spin = model.fixed[:, 3:].sum(axis=1)
     settings = Settings(float(dt), COEFFICIENTS[order], switch(GROUPS[group] == explicit.SE3),
-                        switch(parallel), tol, int(max_iter))  # fmt: skip
+                        switch(parallel), tol, int(max_iter),
+                        switch(np.any((spin > 0) & (spin < 3))))  # fmt: skip
     state = initial_state(model) if state is None else state
     if model.prescribed.node.shape[0]:
         impose(model.prescribed, t0, model.x0, model.rot0, state.x, state.rot)

@@ -76,7 +76,9 @@ class StateArrays(NamedTuple):
 class Settings(NamedTuple):
     """dt, composition coefficients, the group (se3: True for SE3, None for SO3xR3), parallel
     (True or None), Newton tol and max_iter. se3 and parallel are compile-time switches
-    (rodsim.jit.switch): a run compiles only the drift and force kernels it uses."""
+    (rodsim.jit.switch): a run compiles only the drift and force kernels it uses.
+    partial_spin: a switch, True when a node has one or two of its spin components held
+    (rotation_drift_fixed is compiled only then)."""
 
     dt: float
     coefficients: np.ndarray
@@ -84,6 +86,7 @@ class Settings(NamedTuple):
     parallel: bool | None
     tol: float
     max_iter: int
+    partial_spin: bool | None = True
 
 
 class Workspace(NamedTuple):
@@ -237,8 +240,17 @@ def rotation_drift_fixed(rot, inertia, hpi, fix, tol, max_iter):
 
 
 @kernel
+def _no_partial_drift(rot, inertia, hpi, fix, tol, max_iter):
+    # never called: the switch is None only when no node has a partly held spin
+    return rot, (0.0, 0.0, 0.0), 0, False
+
+
+_partial_drift = either(_no_partial_drift, rotation_drift_fixed)  # switch: cfg.partial_spin
+
+
+@kernel
 def _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, max_iter, h, lo,
-                     hi):  # fmt: skip
+                     hi, partial):  # fmt: skip
     """Half kick and drift of nodes lo <= a < hi on SO3xR3; iters[a] = Newton iterations
     (-1 on failure).
 
@@ -265,8 +277,8 @@ def _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, ma
         if not (fix[0] or fix[1] or fix[2]):
             r_new, its, ok = rotation_drift(r, _mat_at(inertia, a), hpi, tol, max_iter)
         else:
-            r_new, y, its, ok = rotation_drift_fixed(r, _mat_at(inertia, a), hpi, fix, tol,
-                                                     max_iter)  # fmt: skip
+            r_new, y, its, ok = _partial_drift(partial, r, _mat_at(inertia, a), hpi, fix, tol,
+                                               max_iter)  # fmt: skip
             # the reaction moment sets the fixed components: pi_bar = y(f)/h exactly
             for k in range(3):
                 pi[a, k] = y[k] / h
@@ -362,7 +374,7 @@ def _kick_nodes(fixed, p, pi, f, tau, h, lo, hi):
 @kernel
 def _drift_so3(m, s, cfg, w, h, lo, hi):
     _drift_so3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau, w.iters,
-                     cfg.tol, cfg.max_iter, h, lo, hi)  # fmt: skip
+                     cfg.tol, cfg.max_iter, h, lo, hi, cfg.partial_spin)  # fmt: skip
 
 
 @kernel
@@ -385,9 +397,10 @@ def _drift_parallel_so3(m, s, cfg, w, h):
     mass, inertia, fixed = m.mass, m.inertia, m.fixed
     x, rot, p, pi, f, tau = s.x, s.rot, s.p, s.pi, s.f, s.tau
     iters, bounds, tol, max_iter = w.iters, w.blocks, cfg.tol, cfg.max_iter
+    partial = cfg.partial_spin
     for b in prange(bounds.shape[0] - 1):
         _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, max_iter, h,
-                         bounds[b], bounds[b + 1])  # fmt: skip
+                         bounds[b], bounds[b + 1], partial)  # fmt: skip
 
 
 @kernel(parallel=True)
@@ -474,6 +487,13 @@ def compute_forces(nodes, terms, s, w, t, parallel):
 
 
 @kernel
+def _impose(prescribed, t, x0, rot0, x, rot):
+    if prescribed is None:  # no prescribed motion (rodsim.model.assembly.Model.nodes)
+        return
+    impose(prescribed, t, x0, rot0, x, rot)
+
+
+@kernel
 def advance(m, terms, s, cfg, w, t0, k0, n_steps):
     """Advance n_steps steps of size cfg.dt from step index k0 (time t0 + k0 dt would drift by
     round-off, so times are t0 + k dt). On entry (f, tau) must hold the forces at the current
@@ -502,8 +522,7 @@ def advance(m, terms, s, cfg, w, t0, k0, n_steps):
             t_sub += h
             if c == coeffs.shape[0] - 1:
                 t_sub = t0 + (k0 + k + 1) * cfg.dt  # land exactly on the grid
-            if m.prescribed.node.shape[0] > 0:  # prescribed dofs are fixed in the drift
-                impose(m.prescribed, t_sub, m.x0, m.rot0, s.x, s.rot)
+            _impose(m.prescribed, t_sub, m.x0, m.rot0, s.x, s.rot)  # fixed in the drift
             u, v = compute_forces(m, terms, s, w, t_sub, cfg.parallel)
             _kick(cfg.parallel, m, s, w, h)
         if not math.isfinite(u):

@@ -98,8 +98,8 @@ class Model:
 
     @cached_property
     def nodes(self) -> NodeArrays:
-        return NodeArrays(self.mass, self.inertia, self.fixed, self.x0, self.rot0,
-                          self.prescribed)
+        prescribed = self.prescribed if self.prescribed.node.shape[0] else None  # rodsim.jit
+        return NodeArrays(self.mass, self.inertia, self.fixed, self.x0, self.rot0, prescribed)
 
     @property
     def n_nodes(self) -> int:

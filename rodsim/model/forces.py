@@ -118,7 +118,7 @@ class Resultants(NamedTuple):
 def make_terms(rods, plates, loads, supports_, rot0, mass, beta, alpha) -> ForceTerms:
     """ForceTerms with `damped` worked out.
 
-    The kernels see an absent term as None (plates and supports when a model has none, beta
+    The kernels see an absent term as None (rods, plates and supports when a model has none, beta
     and alpha when zero, damped when false): a kernel branch on ``term is None`` is removed
     before typing (rodsim.jit), so a model compiles only the terms it has. Python reads the
     values as given (empty arrays, 0.0, False)."""
@@ -126,7 +126,7 @@ def make_terms(rods, plates, loads, supports_, rot0, mass, beta, alpha) -> Force
     damped = bool(beta > 0.0 or alpha > 0.0 or dashpots)
     values = (rods, plates, loads, supports_, rot0, mass, float(beta), float(alpha), damped)
     present = (
-        rods,
+        rods if rods.conn.shape[0] else None,
         plates if plates.conn.shape[0] else None,
         loads,
         supports_ if supports_.node.shape[0] else None,
@@ -217,9 +217,27 @@ def forces(terms, x, rot, quat, t, f, tau, select):
     tau[:] = 0.0
     u = 0.0
     if select & INTERNAL:
-        u = rod.assemble_forces(terms.rods, x, rot, quat, f, tau)
+        u = _rod_forces(terms.rods, x, rot, quat, f, tau)
     du, v = _after_rods(terms, x, rot, quat, t, f, tau, select)
     return u + du, v
+
+
+@kernel
+def _rod_forces(rods, x, rot, quat, f, tau):
+    """Add the rod elements' forces; returns their energy. rods None: the model has none."""
+    if rods is None:
+        return 0.0
+    return rod.assemble_forces(rods, x, rot, quat, f, tau)
+
+
+@kernel
+def _rod_forces_parallel(rods, x, rot, quat, f, tau, work):
+    if rods is None:  # a plate model on all cores: the gather below starts f, tau from zero
+        f[:] = 0.0
+        tau[:] = 0.0
+        return 0.0
+    return rod.assemble_forces_parallel(rods, x, rot, quat, f, tau, work.elem,
+                                        work.element_blocks, work.block_energy, True)
 
 
 @kernel(inline="always")
@@ -227,8 +245,7 @@ def forces_parallel(terms, x, rot, quat, t, f, tau, work):
     """forces(..., ALL) with the rods assembled in parallel (float64). work: the rods' scratch
     (elem (E,2,6), element_blocks (B+1,), block_energy (B,); rodsim.integrators.explicit.
     Workspace). The gather starts each node from zero: no serial pass over f, tau."""
-    u = rod.assemble_forces_parallel(terms.rods, x, rot, quat, f, tau, work.elem,
-                                     work.element_blocks, work.block_energy, True)  # fmt: skip
+    u = _rod_forces_parallel(terms.rods, x, rot, quat, f, tau, work)
     du, v = _after_rods(terms, x, rot, quat, t, f, tau, ALL)
     return u + du, v
 
@@ -247,8 +264,15 @@ def add_damping(terms, x, rot, quat, p, vel, omg, f, tau):
 def _viscous_damping(beta, rods, plates, x, rot, quat, vel, omg, f, tau):
     if beta is None:
         return
-    rod_viscous.damping_forces(rods, x, rot, quat, vel, omg, beta, f, tau)
+    _rod_damping(rods, x, rot, quat, vel, omg, beta, f, tau)
     _plate_damping(plates, x, rot, vel, omg, beta, f, tau)
+
+
+@kernel
+def _rod_damping(rods, x, rot, quat, vel, omg, beta, f, tau):
+    if rods is None:
+        return
+    rod_viscous.damping_forces(rods, x, rot, quat, vel, omg, beta, f, tau)
 
 
 @kernel
@@ -285,8 +309,15 @@ def strains(terms, x, rot, quat, out):
 def _viscous_strains(beta, rods, plates, x, rot, quat, out):
     if beta is None:
         return
-    rod_viscous.element_strains(rods, x, rot, quat, out.rod_gamma, out.rod_omega)
+    _rod_strains(rods, x, rot, quat, out)
     _plate_strains(plates, x, rot, out)
+
+
+@kernel
+def _rod_strains(rods, x, rot, quat, out):
+    if rods is None:
+        return
+    rod_viscous.element_strains(rods, x, rot, quat, out.rod_gamma, out.rod_omega)
 
 
 @kernel
@@ -324,6 +355,14 @@ def add_step_damping(terms, start, end, res, x1, r1, q1, xb, rb, qb, xi, h, se3,
 def _step_viscous(beta, el, plates, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau):
     if beta is None:
         return
+    _step_rod_viscous(el, beta, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau)
+    _step_plate_viscous(plates, beta, start, end, res, x1, r1, xb, rb, h, f, tau)
+
+
+@kernel
+def _step_rod_viscous(el, beta, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau):
+    if el is None:
+        return
     rod_viscous.element_strains(el, x1, r1, q1, end.rod_gamma, end.rod_omega)
     c = beta / h
     for e in range(el.conn.shape[0]):
@@ -331,7 +370,6 @@ def _step_viscous(beta, el, plates, start, end, res, x1, r1, q1, xb, rb, qb, h, 
             res.rod_n[e, k] = c * el.c1[e, k] * (end.rod_gamma[e, k] - start.rod_gamma[e, k])
             res.rod_m[e, k] = c * el.c2[e, k] * (end.rod_omega[e, k] - start.rod_omega[e, k])
     rod_viscous.resultant_forces(el, xb, rb, qb, res.rod_n, res.rod_m, f, tau)
-    _step_plate_viscous(plates, beta, start, end, res, x1, r1, xb, rb, h, f, tau)
 
 
 @kernel
@@ -442,7 +480,7 @@ def fields(terms: ForceTerms, x, rot, with_energy: bool = False) -> dict:
     el, pl = terms.rods, terms.plates
     e = el.conn.shape[0]
     gamma, kappa, force, moment = (np.empty((e, 3)) for _ in range(4))
-    energy = rod.element_fields(el, x, rot, gamma, kappa, force, moment)
+    energy = rod.element_fields(el, x, rot, gamma, kappa, force, moment) if e else 0.0
     out = {"force": force, "moment": moment, "strain": gamma - el.gamma0,
            "curvature": kappa - el.omega0}
     p = pl.conn.shape[0]
