@@ -19,15 +19,24 @@ from rodsim.case.v1 import DOFS
 from rodsim.errors import CaseError
 
 
-def _vector(value, key: str) -> np.ndarray:
-    """value as a finite (3,) float64 vector; CaseError naming the key otherwise."""
+def as_vector(value, key: str) -> tuple[float, float, float]:
+    """value as three finite floats; CaseError naming the key otherwise. Plain Python: numpy's
+    checks cost more than a step of a small model (a controller sets a load every step)."""
     try:
-        v = np.asarray(value, dtype=float).reshape(3)
+        x, y, z = (float(c) for c in value)
     except (TypeError, ValueError):
         raise CaseError(f"expected three numbers, got {value!r}", key=key) from None
-    if not np.all(np.isfinite(v)):
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
         raise CaseError(f"expected finite numbers, got {value!r}", key=key)
-    return v
+    return x, y, z
+
+
+def _span(rows: np.ndarray):
+    """Consecutive rows as a slice (a basic index: assignments to it take a third of the
+    time of an index array's), else the rows."""
+    if len(rows) and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows))):
+        return slice(int(rows[0]), int(rows[0]) + len(rows))
+    return rows
 
 
 class LoadControl:
@@ -42,9 +51,10 @@ class LoadControl:
         self.set = spec["set"]
         self.follower = bool(spec["follower"])
         self._rows = rows
+        self._nodal_rows = _span(rows.nodal)
         self._loads = loads
         self._changed = changed
-        self._edge_force = None if spec["edge_force"] is None else _vector(spec["edge_force"], "")
+        self._edge_force = None if spec["edge_force"] is None else np.array(spec["edge_force"])
 
     def __repr__(self) -> str:
         return f"<LoadControl loads[{self.index}] on {self.set!r}>"
@@ -68,8 +78,8 @@ class LoadControl:
 
     @force.setter
     def force(self, value) -> None:
-        rows = self._nodal("force")
-        self._loads.force[rows] = _vector(value, self._key("force"))
+        self._nodal("force")
+        self._loads.force[self._nodal_rows] = as_vector(value, self._key("force"))
         self._changed()
 
     @property
@@ -79,8 +89,8 @@ class LoadControl:
 
     @moment.setter
     def moment(self, value) -> None:
-        rows = self._nodal("moment")
-        self._loads.moment[rows] = _vector(value, self._key("moment"))
+        self._nodal("moment")
+        self._loads.moment[self._nodal_rows] = as_vector(value, self._key("moment"))
         self._changed()
 
     @property
@@ -94,7 +104,7 @@ class LoadControl:
     def edge_force(self, value) -> None:
         if self._edge_force is None:
             self._missing("edge_force")
-        v = _vector(value, self._key("edge_force"))
+        v = np.array(as_vector(value, self._key("edge_force")))
         # as the case builds them: each node's edge length times the force per length
         self._loads.force[self._rows.edge] = self._rows.edge_length[:, None] * v
         self._edge_force = v
@@ -162,7 +172,7 @@ class MotionControl:
         if np.any(given & ~held):
             free = ", ".join(DOFS[i] for i in np.flatnonzero(given & ~held))
             raise CaseError(f"the case leaves {free} free here; give None for it", key=key)
-        u = _vector([0.0 if c is None else c for c in value], key)
+        u = as_vector([0.0 if c is None else c for c in value], key)
         for i in np.flatnonzero(given):
             self._motions.u[self._rows, i] = u[i]
 
@@ -175,7 +185,7 @@ class MotionControl:
     @rotation.setter
     def rotation(self, value) -> None:
         self._rotating()
-        self._motions.theta[self._rows] = _vector(value, self._key("rotation"))
+        self._motions.theta[self._rows] = as_vector(value, self._key("rotation"))
 
     def _rotating(self) -> None:
         if not self._motions.rotate[self._rows[0]]:

@@ -136,7 +136,7 @@ class Simulation:
 
     @gravity.setter
     def gravity(self, value) -> None:
-        self.model.loads.gravity[:] = controls._vector(value, "gravity")
+        self.model.loads.gravity[:] = controls.as_vector(value, "gravity")
         self._loads_changed()
 
     def _loads_changed(self) -> None:

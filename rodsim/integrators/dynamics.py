@@ -63,7 +63,7 @@ class Explicit:
     external: float = 0.0
     max_iterations: int = 0
     mean_iterations: float = 0.0
-    kernel: Callable | None = field(default=None, repr=False)  # see _kernel
+    kernels: dict = field(default_factory=dict, repr=False)  # see _kernel
 
     @property
     def time(self) -> float:
@@ -106,35 +106,30 @@ def refresh_forces(run: Explicit) -> None:
     """(f, tau) and the energies at the current state and time: what a step starts from. After
     loads were changed between steps, the next step then uses the new loads at both ends."""
     m = run.model
-    run.internal, run.external = explicit.compute_forces(
-        m.nodes, m.terms, run.state, run.work, run.time, run.settings.parallel
-    )
+    args = (m.nodes, m.terms, run.state, run.work)
+    rest = (float(run.time), run.settings.parallel)
+    run.internal, run.external = _kernel(run, explicit.compute_forces, args, rest)(*rest)
 
 
-def _kernel(run: Explicit) -> Callable:
-    """explicit.advance(t0, k0, n_steps) of this run: the compiled overload for its arguments,
-    the arrays bound. Calling it skips the dispatcher's typing of the ~30 arrays that the
-    named tuples carry: a call of n_steps = 0 took 10 us through the dispatcher, 2.4 us this
-    way, against 27 us for one step of a 100-element rod (rodsim.Simulation.step calls it
-    once per step). Bound again if the run's arrays were replaced."""
-    m = run.model
-    args = (m.nodes, m.terms, run.state, run.settings, run.work)
-    bound = run.kernel
-    if bound is not None and all(a is b for a, b in zip(bound.args, args, strict=True)):
-        return bound
-    explicit.advance(*args, run.t0, run.step, 0)  # compiles, or loads the cache
-    types = tuple(explicit.advance.typeof_pyval(a) for a in (*args, run.t0, run.step, 0))
-    try:
-        compiled = explicit.advance.get_overload(types)
-    except KeyError:  # typed otherwise than the call above: keep the dispatcher
-        compiled = explicit.advance
-    run.kernel = functools.partial(compiled, *args)
-    return run.kernel
+def _kernel(run: Explicit, function, args: tuple, rest: tuple) -> Callable:
+    """function(*args, *rest) compiled for these argument types, the arrays `args` bound (the
+    run's own, bound again if replaced). Calling the compiled overload skips the dispatcher's
+    typing of the ~30 arrays that the named tuples carry: a call of explicit.advance with
+    n_steps = 0 took 10 us through the dispatcher, 2.4 us this way, against 27 us for one
+    step of a 100-element rod (rodsim.Simulation.step calls it once per step)."""
+    bound = run.kernels.get(function)
+    if bound is None or not all(a is b for a, b in zip(bound.args, args, strict=True)):
+        types = tuple(function.typeof_pyval(a) for a in (*args, *rest))
+        bound = run.kernels[function] = functools.partial(function.compile(types), *args)
+    return bound
 
 
 def advance(run: Explicit, n_steps: int) -> None:
     """Advance n_steps steps; raise NumericalError with advice on failure."""
-    done, status, u, v, max_its, sum_its = _kernel(run)(run.t0, run.step, int(n_steps))
+    m = run.model
+    args = (m.nodes, m.terms, run.state, run.settings, run.work)
+    rest = (float(run.t0), int(run.step), int(n_steps))
+    done, status, u, v, max_its, sum_its = _kernel(run, explicit.advance, args, rest)(*rest)
     run.step += done
     run.internal, run.external = u, v
     run.max_iterations = max(run.max_iterations, max_its)
