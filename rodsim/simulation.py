@@ -6,6 +6,7 @@ steps, Python reads the state and changes loads and prescribed motions (rodsim.c
 The steps themselves stay in compiled code: ``advance(n)`` is one compiled call of n steps.
 """
 
+import dataclasses
 import logging
 from typing import NamedTuple
 
@@ -35,6 +36,19 @@ class State(NamedTuple):
     pi: np.ndarray
 
 
+def _own_controls(prep: runner.Prepared) -> runner.Prepared:
+    """prep with a model whose packed loads and prescribed motions are copies: the controls
+    change them in place, which must not reach the prepared case (another Simulation, or a
+    run of it) that the model came from."""
+    model = prep.setup.model
+    model = dataclasses.replace(
+        model,
+        loads=type(model.loads)(*(a.copy() for a in model.loads)),
+        prescribed=type(model.prescribed)(*(a.copy() for a in model.prescribed)),
+    )
+    return dataclasses.replace(prep, setup=dataclasses.replace(prep.setup, model=model))
+
+
 def _read_only(a: np.ndarray) -> np.ndarray:
     view = a.view()
     view.flags.writeable = False
@@ -54,10 +68,10 @@ class Simulation:
                     "a prepared case takes no more overrides; give them to rodsim.prepare",
                     key="--set",
                 )
-            self.prepared = case
+            prep = case
         else:
-            self.prepared = runner.prepare(case, overrides, max_memory)
-        prep = self.prepared
+            prep = runner.prepare(case, overrides, max_memory)
+        self.prepared = prep = _own_controls(prep)
         self.kind = prep.plan.kind
         self._solver = runner.start(prep)
         self._stale = False  # loads changed since the forces were computed

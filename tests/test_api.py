@@ -281,6 +281,20 @@ def test_a_load_set_between_steps_acts_over_the_whole_next_step():
     np.testing.assert_allclose(sim.state.p.sum(axis=0), before, atol=1e-15)
 
 
+def test_controls_change_the_simulation_only():
+    """Two Simulations of one prepared case: loads set in one reach neither the other nor the
+    prepared case (which rodsim.run_case may run again)."""
+    prep = rodsim.prepare(rodsim.case_from_yaml(CANTILEVER))
+    a, b = rodsim.Simulation(prep), rodsim.Simulation(prep)
+    a.loads[0].force = (1.0, 2.0, 3.0)
+    a.gravity = (0.0, 0.0, -1.0)
+    for model in (b.model, prep.setup.model):
+        np.testing.assert_array_equal(model.loads.force, 0.0)
+        np.testing.assert_array_equal(model.loads.gravity, 0.0)
+    np.testing.assert_array_equal(a.model.loads.force[0], [1, 2, 3])
+    assert a.model.terms.loads.force is a.model.loads.force  # what the kernels read
+
+
 def test_prescribed_motion_from_python():
     text = CANTILEVER.replace(
         "  - {set: beam.start, fix: all}\n",
