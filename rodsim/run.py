@@ -197,18 +197,38 @@ def start(prep: Prepared):
     at load 0 (what the frames below step; rodsim.Simulation steps the same)."""
     s, p, model = prep.case.data["solver"], prep.plan, prep.setup.model
     if p.kind == "equilibrium":
-        settings = s["equilibrium"]
-        return equilibrium.start(model, s["group"], tol=settings["tol"],
-                                 max_steps=settings["max_steps"],
-                                 max_iter=s["newton"]["max_iter"], h0=p.dt)
+        eq, newton = s["equilibrium"], s["newton"]
+        return equilibrium.start(
+            model,
+            s["group"],
+            tol=eq["tol"],
+            max_steps=eq["max_steps"],
+            max_iter=newton["max_iter"],
+            h0=p.dt,
+        )
     init = prep.case.data["initial"]
-    state = dynamics.initial_state(model, init["velocity"], init["angular_velocity"],
-                                   init["center"])
+    state = dynamics.initial_state(
+        model, init["velocity"], init["angular_velocity"], init["center"]
+    )
     if p.kind == "implicit":
-        return implicit.start(model, p.dt, group=s["group"], state=state,
-                              tol=s["newton"]["tol"], max_iter=s["newton"]["max_iter"])
-    return dynamics.start(model, p.dt, order=int(s["order"]), group=s["group"],
-                          parallel=p.parallel, state=state, tol=s["rotation_tol"])
+        newton = s["newton"]
+        return implicit.start(
+            model,
+            p.dt,
+            group=s["group"],
+            state=state,
+            tol=newton["tol"],
+            max_iter=newton["max_iter"],
+        )
+    return dynamics.start(
+        model,
+        p.dt,
+        order=int(s["order"]),
+        group=s["group"],
+        parallel=p.parallel,
+        state=state,
+        tol=s["rotation_tol"],
+    )
 
 
 def frames(prep: Prepared, progress=None, stop=lambda: False):

@@ -316,8 +316,9 @@ def case_from_text(text: str, path, overrides=(), name: str | None = None) -> Ca
         normalised = v1.CASE.check(data, ())
     except CaseError as exc:
         raise CaseError(exc.reason, file=name, key=exc.key) from None
-    return Case(path=path.resolve(), text=text, data=normalised, overrides=tuple(overrides),
-                name=name)
+    return Case(
+        path=path.resolve(), text=text, data=normalised, overrides=tuple(overrides), name=name
+    )
 
 
 def dump_case(data: dict) -> str:
@@ -325,8 +326,9 @@ def dump_case(data: dict) -> str:
     become plain values), which parse_yaml reads back as the same values. CaseError naming
     the key of a value YAML cannot hold."""
     if not isinstance(data, dict):
-        raise CaseError("expected a mapping of keys (rodsim: 1, mesh: ..., ...) at the top, got "
-                        + show(data))
+        raise CaseError(
+            "expected a mapping of keys (rodsim: 1, mesh: ..., ...) at the top, got " + show(data)
+        )
     return yaml.dump(_plain(data, ()), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
 
 
@@ -344,8 +346,11 @@ def _plain(value, path: tuple):
         return str(value)
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise CaseError(f"a {type(value).__name__} cannot be written in a case (give numbers, "
-                    "strings, lists and mappings)", key=render(path) or None)
+    raise CaseError(
+        f"a {type(value).__name__} cannot be written in a case (give numbers, "
+        "strings, lists and mappings)",
+        key=render(path) or None,
+    )
 
 
 def _unshared(node):

@@ -424,8 +424,14 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
                         supports=elastic_supports(mesh, frames, data))
     # the mesh as the model sees it (HDF5 mesh/frames, ParaView directors): plate nodes carry
     # the plates' frames
-    return Setup(case, dataclasses.replace(mesh, frames=frames), model, rod_sections,
-                 tuple(load_rows), motion_rows)
+    return Setup(
+        case,
+        dataclasses.replace(mesh, frames=frames),
+        model,
+        rod_sections,
+        tuple(load_rows),
+        motion_rows,
+    )
 
 
 def _next_rows(taken: dict, count: int) -> np.ndarray:
