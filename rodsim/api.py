@@ -68,7 +68,10 @@ def prepare(case, overrides=(), *, max_memory: int | None = None) -> Prepared:
     (bytes; default what the machine has available)."""
     if isinstance(case, Prepared):
         if overrides:
-            raise CaseError("a prepared case takes no more overrides", key="--set")
+            raise CaseError(
+                "a prepared case takes no more overrides; give them to rodsim.prepare",
+                key="--set",
+            )
         return case
     return runner.prepare(case, overrides, max_memory)
 

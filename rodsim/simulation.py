@@ -14,6 +14,7 @@ import numpy as np
 
 from rodsim import controls
 from rodsim import run as runner
+from rodsim.api import prepare
 from rodsim.errors import CaseError
 from rodsim.integrators import dynamics, equilibrium, implicit
 from rodsim.model import forces
@@ -62,15 +63,7 @@ class Simulation:
     prepared, case, model, mesh, plan; loads and prescribed (rodsim.controls)."""
 
     def __init__(self, case, overrides=(), *, max_memory: int | None = None):
-        if isinstance(case, runner.Prepared):
-            if overrides:
-                raise CaseError(
-                    "a prepared case takes no more overrides; give them to rodsim.prepare",
-                    key="--set",
-                )
-            prep = case
-        else:
-            prep = runner.prepare(case, overrides, max_memory)
+        prep = prepare(case, overrides, max_memory=max_memory)
         self.prepared = prep = _own_controls(prep)
         self.kind = prep.plan.kind
         self._solver = runner.start(prep)
