@@ -1,3 +1,51 @@
-"""rodsim: structure-preserving finite elements for geometrically exact rods and plates."""
+"""rodsim: structure-preserving finite elements for geometrically exact rods and plates.
+
+The Python API (docs/python.md) is imported on first use, so that ``import rodsim`` stays
+fast (numba and the kernels load only when a case is built):
+
+    import rodsim
+    case = rodsim.load_case("inputs/ring/ring.yaml", ["solver.t_end=2"])
+    results = rodsim.run_in_memory(case)
+    sim = rodsim.Simulation(case)
+"""
 
 __version__ = "0.1.0"
+
+# name -> the module that defines it
+_API = {
+    "load_case": "rodsim.api",
+    "case_from_yaml": "rodsim.api",
+    "case_from_dict": "rodsim.api",
+    "prepare": "rodsim.api",
+    "check": "rodsim.api",
+    "summary": "rodsim.api",
+    "run_case": "rodsim.api",
+    "run_in_memory": "rodsim.api",
+    "read_results": "rodsim.results",
+    "Results": "rodsim.results",
+    "Simulation": "rodsim.simulation",
+    "State": "rodsim.simulation",
+    "Case": "rodsim.case.load",
+    "Frame": "rodsim.writers.frame",
+    "RodsimError": "rodsim.errors",
+    "CaseError": "rodsim.errors",
+    "NumericalError": "rodsim.errors",
+    "ResourceError": "rodsim.errors",
+    "Interrupted": "rodsim.errors",
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    if name not in _API:
+        raise AttributeError(f"module 'rodsim' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(_API[name]), name)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_API))

@@ -1,4 +1,4 @@
-"""The ``rodsim`` command: a thin click layer over rodsim.run, rodsim.writers and rodsim.post.
+"""The ``rodsim`` command: a thin click layer over rodsim.api (docs/python.md) and rodsim.post.
 
 Errors rodsim raises on purpose (RodsimError) are printed as one line, ``error: ...``, and
 mapped to their exit code (docs/running.md: 2 bad input, 3 numerical failure, 4 I/O and
@@ -181,24 +181,24 @@ class Progress:
 @_handle_errors
 def run(case, output, vtk, overrides, quiet, max_memory):
     """Validate CASE, integrate it and write the results."""
-    from rodsim import kernel_cache
+    from rodsim import api, kernel_cache
     from rodsim import run as runner
     from rodsim.results_writer import previous_path
 
     progress = Progress(0.0, sys.stderr.isatty() and not quiet, announce=not quiet)
     with kernel_cache.watch(progress.compiling):
-        prep = runner.prepare(case, overrides, max_memory)
+        prep = api.prepare(case, overrides, max_memory=max_memory)
         progress.t_end = prep.plan.t_end
         progress.done()  # end a compile line before the summary
         h5, _ = runner.output_paths(prep.case, output)
         if not quiet:
-            click.echo(runner.summary(prep))
+            click.echo(api.summary(prep))
             if h5.exists():
                 click.echo(f"previous  {h5.name} is kept as {previous_path(h5).name} until this "
                            "run completes")
         progress.begin()
         try:
-            result = runner.execute(prep, output, vtk, progress)
+            result = api.run_case(prep, output, vtk=vtk, progress=progress)
         except RodsimError as exc:
             progress.done()
             kept = getattr(exc, "result", None)
@@ -228,11 +228,9 @@ def run(case, output, vtk, overrides, quiet, max_memory):
 def check(case, overrides, max_memory):
     """Validate CASE and print the model summary, stable step and memory estimate; never
     integrates."""
-    from rodsim import run as runner
+    from rodsim import api
 
-    prep = runner.prepare(case, overrides, max_memory)
-    click.echo(runner.summary(prep))
-    click.echo(f"sets      {', '.join(sorted(prep.setup.mesh.sets))}")
+    click.echo(api.check(case, overrides, max_memory=max_memory))
     click.echo("ok")
 
 

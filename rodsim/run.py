@@ -68,23 +68,28 @@ def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
     """Validate the case and build the model and the time-stepping plan. ResourceError if the
     model would need more memory than the limit (rodsim.resources; max_memory: bytes, see
     machine_limit): checked before the mesh is generated, and again once mesh files are read.
+    case_path: a case file, or a Case (rodsim.case.load) to which the overrides are added.
     """
-    case = load_case(case_path, overrides)
+    if isinstance(case_path, Case):
+        case = case_path.with_overrides(*overrides) if overrides else case_path
+    else:
+        case = load_case(case_path, overrides)
+    where = case.label
     limit = resources.machine_limit(max_memory)
     settings = resources.case_settings(case.data)
     sizes = resources.case_sizes(case.data)
-    memory = resources.check(resources.estimate(sizes, settings), limit, str(case_path))
+    memory = resources.check(resources.estimate(sizes, settings), limit, where)
     try:
         mesh = case_mesh(case)
         # again with the mesh's own counts: mesh files read, coincident nodes merged
         need = resources.estimate(resources.mesh_sizes(mesh, sizes), settings)
-        memory = resources.check(need, limit, str(case_path))
+        memory = resources.check(need, limit, where)
         setup = build(case, mesh)
         del mesh  # build may have replaced the frames (plates): free the old ones
         p = plan(case, setup.model, setup.model.n_elements)
     except CaseError as exc:  # keep the class (Unavailable), add the file
-        raise type(exc)(exc.reason, file=str(case_path), key=exc.key) from None
-    return Prepared(case, setup, p, tuple(overrides), memory)
+        raise type(exc)(exc.reason, file=where, key=exc.key) from None
+    return Prepared(case, setup, p, case.overrides, memory)
 
 
 def summary(prep: Prepared) -> str:
@@ -193,21 +198,59 @@ def next_chunk(done: int, seconds: float) -> int:
     return max(1, min(4 * done, int(rate * CHUNK_SECONDS)))
 
 
+def start(prep: Prepared):
+    """The solver of a prepared case at its initial state, as its settings say: a running
+    rodsim.integrators.dynamics.Explicit or implicit.Implicit, or an equilibrium.Equilibrium
+    at load 0 (what the frames below step; rodsim.Simulation steps the same)."""
+    s, p, model = prep.case.data["solver"], prep.plan, prep.setup.model
+    if p.kind == "equilibrium":
+        eq, newton = s["equilibrium"], s["newton"]
+        return equilibrium.start(
+            model,
+            s["group"],
+            tol=eq["tol"],
+            max_steps=eq["max_steps"],
+            max_iter=newton["max_iter"],
+            h0=p.dt,
+        )
+    init = prep.case.data["initial"]
+    state = dynamics.initial_state(
+        model, init["velocity"], init["angular_velocity"], init["center"]
+    )
+    if p.kind == "implicit":
+        newton = s["newton"]
+        return implicit.start(
+            model,
+            p.dt,
+            group=s["group"],
+            state=state,
+            tol=newton["tol"],
+            max_iter=newton["max_iter"],
+        )
+    return dynamics.start(
+        model,
+        p.dt,
+        order=int(s["order"]),
+        group=s["group"],
+        parallel=p.parallel,
+        state=state,
+        tol=s["rotation_tol"],
+    )
+
+
+def frames(prep: Prepared, progress=None, stop=lambda: False):
+    """The output frames of a prepared case, as ``rodsim run`` writes them (progress and stop:
+    see execute); rodsim.api keeps them in memory."""
+    frames_of = _equilibrium_frames if prep.plan.kind == "equilibrium" else _dynamic_frames
+    return frames_of(prep, progress, stop)
+
+
 def _dynamic_frames(prep: Prepared, progress, stop):
     """Frames of a dynamic analysis (explicit or implicit), the first at t = 0; on a stop
     request, the current state as a last, off-schedule frame."""
-    s, p, model = prep.case.data["solver"], prep.plan, prep.setup.model
-    init = prep.case.data["initial"]
-    state = dynamics.initial_state(model, init["velocity"], init["angular_velocity"],
-                                   init["center"])
-    if p.kind == "implicit":
-        run = implicit.start(model, p.dt, group=s["group"], state=state,
-                             tol=s["newton"]["tol"], max_iter=s["newton"]["max_iter"])
-        step = implicit.advance
-    else:
-        run = dynamics.start(model, p.dt, order=int(s["order"]), group=s["group"],
-                             parallel=p.parallel, state=state, tol=s["rotation_tol"])
-        step = dynamics.advance
+    p = prep.plan
+    run = start(prep)
+    step = implicit.advance if p.kind == "implicit" else dynamics.advance
     yield dynamic_frame(run, p.dt)
     chunk, written = 1, run.step
     while run.step < p.n_steps:
@@ -234,11 +277,8 @@ def _equilibrium_frames(prep: Prepared, progress, stop):
     """Frames of an equilibrium analysis: the reference at load 0, then one per load step; on
     a stop request, the current (unconverged) iterate as a last, off-schedule frame at the
     load multiplier it was heading for, with its residual."""
-    s, p = prep.case.data["solver"], prep.plan
-    settings = s["equilibrium"]
-    eq = equilibrium.start(prep.setup.model, s["group"], tol=settings["tol"],
-                           max_steps=settings["max_steps"], max_iter=s["newton"]["max_iter"],
-                           h0=p.dt)  # fmt: skip
+    p = prep.plan
+    eq = start(prep)
     eq.stop = stop
     yield static_frame(eq.model, eq.x, eq.rot, eq.load)
     for i in range(1, p.n_steps + 1):
@@ -297,7 +337,6 @@ def execute(prep: Prepared, output=None, vtk: bool | None = None,
 
 def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Result:
     case, mesh, p = prep.case, prep.setup.mesh, prep.plan
-    frames_of = _equilibrium_frames if p.kind == "equilibrium" else _dynamic_frames
     started = wallclock.perf_counter()
     with watch.deferred():
         writer = ResultsWriter(h5, mesh, case.text, case.data["title"], prep.overrides,
@@ -315,7 +354,7 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
         if pvd:
             series = SeriesWriter(pvd, mesh.points, mesh.conn, plates=mesh.plates,
                                   expected_frames=p.n_frames + 1)
-        for frame in frames_of(prep, progress, stop):
+        for frame in frames(prep, progress, stop):
             with watch.deferred():  # a second signal does not cut a frame in half
                 writer.write(frame)
                 last = frame

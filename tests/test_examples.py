@@ -4,6 +4,7 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 
@@ -60,3 +61,51 @@ def test_read_results_example(tmp_path, capsys):
     doc = (EXAMPLES.parent / "results.md").read_text()
     shown = doc.split("```python\n", 1)[1].split("```", 1)[0]
     assert len(shown) > 500 and shown in (EXAMPLES / "read_results.py").read_text()
+
+
+def test_api_run_example(capsys):
+    """docs/examples/api_run.py (docs/python.md): the free ring in memory and to a file."""
+    out = _load("api_run").main(["--t-end", "2"])
+    assert out["frames"] == 135 and out["same"]
+    assert out["max_displacement"] == pytest.approx(0.0452073, abs=1e-7)  # docs/results.md
+    assert max(out["momentum"]) < 1e-12 and out["band"] < 1e-3
+    assert "135 frames; east node 0 moves at most 0.0452073" in capsys.readouterr().out
+
+
+def test_api_sweep_example():
+    """docs/examples/api_sweep.py: linear for small loads; Mattiasson's large deflection."""
+    rows = _load("api_sweep").main(["--fractions", "0.01", "1"])["rows"]
+    (_, w_small, linear, _), (_, w, _, u) = rows
+    assert w_small == pytest.approx(linear, rel=1e-3)
+    assert (w, -u) == (pytest.approx(0.49346, abs=2e-4), pytest.approx(0.16064, abs=2e-4))
+
+
+def test_api_controller_example():
+    """docs/examples/api_controller.py: the PID force holds the tip level (it would sag by
+    1) and carries 3/8 of the weight."""
+    out = _load("api_controller").main(["--t-end", "30"])
+    assert abs(out["tip_z"]) < 0.01
+    assert out["force"] == pytest.approx(1.5, abs=0.2)
+
+
+def test_api_load_steps_example():
+    """docs/examples/api_load_steps.py: the roll-up closes; half the moment, half a circle."""
+    out = _load("api_load_steps").main([])
+    np.testing.assert_allclose(out["full"], 0.0, atol=1e-6)
+    np.testing.assert_allclose(out["half"], [0, 1 / np.sin(np.pi / 20), 0], atol=1e-6)
+    np.testing.assert_allclose(out["moment"][:, 2], np.pi / 5, rtol=1e-9)
+
+
+def test_python_md_shows_the_examples_code():
+    """Each code block of docs/python.md that names an example holds that example's lines."""
+    doc = (EXAMPLES.parent / "python.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in doc.split("```python\n")[1:]]
+    shown = 0
+    for block in blocks:
+        first, _, body = block.partition("\n")
+        if first.startswith("# docs/examples/"):
+            source = (EXAMPLES.parents[1] / first[2:].strip()).read_text()
+            lines = [line.strip() for line in body.splitlines()]
+            assert "\n".join(lines) in "\n".join(x.strip() for x in source.splitlines()), first
+            shown += 1
+    assert shown >= 4

@@ -7,8 +7,9 @@ twice in one mapping is an error instead of silently keeping the last value.
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
+import numpy as np
 import yaml
 
 from rodsim.case import v1
@@ -64,6 +65,14 @@ def _mapping(loader: _Loader, node: yaml.MappingNode):
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+class _Dumper(yaml.SafeDumper):
+    """SafeDumper that quotes what _Loader would read as a number (YAML 1.2 floats such as
+    1e4), so that text written from a dict reads back as the same values."""
+
+
+_Dumper.yaml_implicit_resolvers = {k: list(v) for k, v in _Loader.yaml_implicit_resolvers.items()}
 
 
 MAX_DEPTH = 64  # nested mappings and lists; a case file needs about 8
@@ -171,11 +180,34 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 @dataclass(frozen=True)
 class Case:
-    """A validated case: its file, the exact text, the normalised data (see rodsim.case.v1)."""
+    """A validated case: its file, the exact text, the normalised data (see rodsim.case.v1),
+    the ``--set`` overrides applied to the text, and how messages name it (the path as given;
+    ``<string>`` or ``<dict>`` for a case that was never a file, whose path is then the one
+    it stands for: relative mesh files are read from its folder)."""
 
     path: Path
     text: str
     data: dict
+    overrides: tuple[str, ...] = ()
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        """The case in messages: the file as given, ``<string>`` or ``<dict>``."""
+        return self.name or str(self.path)
+
+    def with_overrides(self, *assignments: str) -> "Case":
+        """This case with more ``KEY=VALUE`` overrides (as ``--set``), validated anew."""
+        more = self.overrides + tuple(assignments)
+        return case_from_text(self.text, self.path, more, name=self.label)
+
+    def to_dict(self) -> dict:
+        """The case as written, its overrides applied: a fresh dict of plain values (not the
+        normalised ``data``), to edit and validate again with ``case_from_dict``."""
+        data = _unshared(parse_yaml(self.text, file=self.label))
+        for assignment in self.overrides:
+            apply_override(data, assignment)
+        return data
 
     @property
     def folder(self) -> Path:
@@ -266,10 +298,11 @@ def load_case(path, overrides=()) -> Case:
     return case_from_text(text, path, overrides)
 
 
-def case_from_text(text: str, path, overrides=()) -> Case:
-    """Validate case text as if read from ``path`` (used for embedded cases and tests)."""
+def case_from_text(text: str, path, overrides=(), name: str | None = None) -> Case:
+    """Validate case text as if read from ``path`` (relative mesh files are read from its
+    folder); messages name it ``name`` (default: the path)."""
     path = Path(path)
-    name = str(path)
+    name = str(path) if name is None else name
     data = parse_yaml(text, file=name)
     if data is None:
         raise CaseError("the case file is empty", file=name)
@@ -283,7 +316,41 @@ def case_from_text(text: str, path, overrides=()) -> Case:
         normalised = v1.CASE.check(data, ())
     except CaseError as exc:
         raise CaseError(exc.reason, file=name, key=exc.key) from None
-    return Case(path=path.resolve(), text=text, data=normalised)
+    return Case(
+        path=path.resolve(), text=text, data=normalised, overrides=tuple(overrides), name=name
+    )
+
+
+def dump_case(data: dict) -> str:
+    """YAML text of case data given as a dict (numpy arrays and scalars, tuples and paths
+    become plain values), which parse_yaml reads back as the same values. CaseError naming
+    the key of a value YAML cannot hold."""
+    if not isinstance(data, dict):
+        raise CaseError(
+            "expected a mapping of keys (rodsim: 1, mesh: ..., ...) at the top, got " + show(data)
+        )
+    return yaml.dump(_plain(data, ()), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+
+
+def _plain(value, path: tuple):
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise CaseError(f"keys must be names, found {key!r}", key=render(path) or None)
+        return {k: _plain(v, (*path, k)) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v, (*path, i)) for i, v in enumerate(value)]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, PurePath):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise CaseError(
+        f"a {type(value).__name__} cannot be written in a case (give numbers, "
+        "strings, lists and mappings)",
+        key=render(path) or None,
+    )
 
 
 def _unshared(node):

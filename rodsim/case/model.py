@@ -25,13 +25,31 @@ from rodsim.model.supports import Support, foundation_scale
 
 
 @dataclass(frozen=True)
+class LoadRows:
+    """Where one `loads:` entry went in the model's packed loads (rodsim.model.loads.
+    LoadArrays), so that its values can be changed in place (rodsim.controls): nodal (R,) its
+    rows of force and moment, one per node of its set; edge (Q,) its edge_force rows, with
+    edge_length (Q,) the edge length each carries; pressure (S,) its pressure rows, one per
+    plate element. Empty where the entry has no such key; all empty for gravity."""
+
+    nodal: np.ndarray
+    edge: np.ndarray
+    edge_length: np.ndarray
+    pressure: np.ndarray
+
+
+@dataclass(frozen=True)
 class Setup:
-    """Everything run.py needs besides the solver settings."""
+    """Everything run.py needs besides the solver settings; load_rows: LoadRows per `loads:`
+    entry; motion_rows: for each `boundary:` entry that prescribes motion, by its index, its
+    rows (K,) of the model's packed prescribed motions (rodsim.model.prescribed)."""
 
     case: Case
     mesh: Mesh
     model: Model
     sections: dict
+    load_rows: tuple[LoadRows, ...] = ()
+    motion_rows: dict = dataclasses.field(default_factory=dict)
 
 
 def section(spec: dict, path) -> RodSection:
@@ -333,6 +351,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
 
     fixed = np.zeros((mesh.n_nodes, 6), dtype=bool)
     prescribed = []
+    motion_rows = {}  # rows in pack_prescribed's order: the entries', one per node of each
     owner = np.full((mesh.n_nodes, 6), -1)  # the boundary entry that holds each dof
     for i, bc in enumerate(data["boundary"]):
         nodes = nodes_of(mesh, bc["set"], ("boundary", i, "set"))
@@ -343,29 +362,42 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
                 fixed[nodes, DOFS.index(d)] = True
         else:
             p = bc["prescribe"]
+            motion_rows[i] = _next_rows(motion_rows, len(nodes))
             prescribed.append(Prescribed(nodes, p["displacement"], p["rotation"],
                                          time_function(p["time"], ("boundary", i, "prescribe",
                                                                    "time"), default_time)))
 
     loads, gravity, pressures = [], [], []
+    load_rows = []  # rows in pack_loads' order: the nodal loads', one per node of each
     for i, (tag, spec) in enumerate(data["loads"]):
         tf = time_function(spec["time"], ("loads", i, "time"), default_time)
+        rows = dict.fromkeys(("nodal", "edge", "pressure"), np.zeros(0, dtype=np.int64))
+        edge_length = np.zeros(0)
         if tag == "gravity":
             gravity.append(Gravity(spec["gravity"], tf))
+            load_rows.append(LoadRows(edge_length=edge_length, **rows))
             continue
         nodes = nodes_of(mesh, spec["set"], ("loads", i, "set"))
         if spec["pressure"] is not None:
             pressures.append(Pressure(_plates_within(mesh, nodes, ("loads", i, "set")),
                                       spec["pressure"], tf))
+            first = sum(len(p.elements) for p in pressures[:-1])
+            rows["pressure"] = np.arange(first, first + len(pressures[-1].elements))
+        first = sum(len(load.nodes) for load in loads)
         if spec["force"] is not None or spec["moment"] is not None:
             loads.append(NodalLoad(nodes, spec["force"] or (0.0, 0.0, 0.0),
                                    spec["moment"] or (0.0, 0.0, 0.0), spec["follower"], tf))
+            rows["nodal"] = np.arange(first, first + len(nodes))
         if spec["edge_force"] is not None:
             per_node = edge_lengths(mesh, nodes, ("loads", i, "set"))
             force = np.asarray(spec["edge_force"], dtype=float)
             for a, length in per_node.items():
                 loads.append(NodalLoad(np.array([a]), tuple(length * force),
                                        follower=spec["follower"], time=tf))
+            first += len(rows["nodal"])
+            rows["edge"] = np.arange(first, first + len(per_node))
+            edge_length = np.array(list(per_node.values()))
+        load_rows.append(LoadRows(edge_length=edge_length, **rows))
     if len({g.time for g in gravity}) > 1:
         raise CaseError("all gravity entries must share one time function (or combine them)",
                         key="loads")
@@ -392,5 +424,18 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
                         supports=elastic_supports(mesh, frames, data))
     # the mesh as the model sees it (HDF5 mesh/frames, ParaView directors): plate nodes carry
     # the plates' frames
-    return Setup(case, dataclasses.replace(mesh, frames=frames), model, rod_sections)
+    return Setup(
+        case,
+        dataclasses.replace(mesh, frames=frames),
+        model,
+        rod_sections,
+        tuple(load_rows),
+        motion_rows,
+    )
+
+
+def _next_rows(taken: dict, count: int) -> np.ndarray:
+    """The `count` rows after those of the entries in taken (their rows, in order)."""
+    first = sum(len(rows) for rows in taken.values())
+    return np.arange(first, first + count)
 

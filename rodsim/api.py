@@ -1,0 +1,115 @@
+"""rodsim from Python: load, change, check and run cases, and read results (docs/python.md).
+
+The functions the ``rodsim`` command runs (rodsim.cli is a thin layer over them), for scripts:
+every one takes a case as a path, a rodsim.Case or, where it says so, a prepared case, and
+goes through rodsim.run, the one place that wires case -> model -> solver -> writers; a run
+here gives the results ``rodsim run`` gives, bit for bit. Stepping a case with loads set from
+Python: rodsim.Simulation.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from rodsim import run as runner
+from rodsim.case import load
+from rodsim.case.load import Case
+from rodsim.errors import CaseError
+from rodsim.results import Results, from_frames, read_results
+from rodsim.run import Prepared, Result, summary
+
+__all__ = [
+    "case_from_dict",
+    "case_from_yaml",
+    "check",
+    "load_case",
+    "prepare",
+    "read_results",
+    "run_case",
+    "run_in_memory",
+    "summary",
+]
+
+Progress = Callable[[float, int, int], None]  # (time, steps done, steps in all)
+
+
+def load_case(path, overrides=()) -> Case:
+    """Read and validate a case file, with ``KEY=VALUE`` overrides as ``--set`` gives them.
+    CaseError names the file and the key."""
+    return load.load_case(path, overrides)
+
+
+def case_from_yaml(text: str, overrides=(), *, folder=None, name: str = "case") -> Case:
+    """A case from YAML text, as if read from the file <folder>/<name>.yaml (folder: the
+    current one by default): relative mesh files are read from folder, and results go to
+    <name>.h5 there unless told otherwise. CaseError names it ``<string>``."""
+    return load.case_from_text(text, _virtual(folder, name), overrides, name="<string>")
+
+
+def case_from_dict(data: dict, overrides=(), *, folder=None, name: str = "case") -> Case:
+    """A case from a dict of the keys a case file holds (numbers, strings, lists, mappings;
+    numpy arrays and tuples are taken as lists), validated as a file would be: the model
+    equals that of the same case read from a file. Folder and name as case_from_yaml;
+    CaseError names it ``<dict>``. Case.to_dict() gives a case's dict to edit."""
+    try:
+        text = load.dump_case(data)
+    except CaseError as exc:
+        raise CaseError(exc.reason, file="<dict>", key=exc.key) from None
+    return load.case_from_text(text, _virtual(folder, name), overrides, name="<dict>")
+
+
+def _virtual(folder, name: str) -> Path:
+    return Path.cwd() / f"{name}.yaml" if folder is None else Path(folder) / f"{name}.yaml"
+
+
+def prepare(case, overrides=(), *, max_memory: int | None = None) -> Prepared:
+    """Validate a case and build its model and plan (rodsim.run.Prepared: case, setup with the
+    model and mesh, plan with dt and the step counts, memory estimate). case: a path or a
+    Case; overrides are added. ResourceError if the estimated memory exceeds max_memory
+    (bytes; default what the machine has available)."""
+    if isinstance(case, Prepared):
+        if overrides:
+            raise CaseError(
+                "a prepared case takes no more overrides; give them to rodsim.prepare",
+                key="--set",
+            )
+        return case
+    return runner.prepare(case, overrides, max_memory)
+
+
+def check(case, overrides=(), *, max_memory: int | None = None) -> str:
+    """What ``rodsim check`` prints before "ok": the model summary (nodes, elements, loads,
+    masses, solver, time step, frames, memory) and the node sets. Raises as prepare."""
+    prep = prepare(case, overrides, max_memory=max_memory)
+    return summary(prep) + f"\nsets      {', '.join(sorted(prep.setup.mesh.sets))}"
+
+
+def run_case(
+    case,
+    output=None,
+    *,
+    overrides=(),
+    vtk: bool | None = None,
+    progress: Progress | None = None,
+    max_memory: int | None = None,
+    handle_signals: bool = True,
+) -> Result:
+    """Run a case as ``rodsim run`` does, writing the results file (output; default
+    <case stem>.h5 next to the case) and, with vtk (default: the case's output.vtk), the
+    ParaView series; progress(time, step, n_steps) is called about every 0.1 s. Returns
+    rodsim.run.Result (path, frames, steps, wall time, last frame); read the file with
+    read_results. Errors as docs/running.md describes: CaseError, NumericalError,
+    ResourceError, Interrupted (a signal, with handle_signals in the main thread)."""
+    prep = prepare(case, overrides, max_memory=max_memory)
+    return runner.execute(prep, output, vtk, progress, handle_signals)
+
+
+def run_in_memory(
+    case, *, overrides=(), progress: Progress | None = None, max_memory: int | None = None
+) -> Results:
+    """Run a case as ``rodsim run`` does, keeping its frames in memory instead of writing
+    files: the Results equal those read_results reads from the file the run would write.
+    NumericalError loses the frames (run_case keeps them in its file)."""
+    prep = prepare(case, overrides, max_memory=max_memory)
+    frames = list(runner.frames(prep, progress))
+    c = prep.case
+    return from_frames(frames, prep.setup.mesh, c.data["title"], c.text, c.overrides)

@@ -1,0 +1,243 @@
+"""Changing a running model's loads and prescribed motions between steps (rodsim.Simulation).
+
+A control writes into the arrays that the compiled kernels read (the model's packed loads,
+rodsim.model.loads.LoadArrays, held by the force terms; its packed prescribed motions,
+rodsim.model.prescribed.PrescribedArrays), in place: they are never replaced, so the kernels
+see the new values at their next call and nothing is recompiled. Each control owns the rows
+of one case entry (rodsim.case.model.LoadRows, Setup.motion_rows). A value set replaces the
+entry's value as the case gives it; the entry's time function still multiplies it
+(docs/python.md, "Loads and motions from Python").
+"""
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from rodsim.case.model import LoadRows
+from rodsim.case.v1 import DOFS
+from rodsim.errors import CaseError
+
+
+def as_vector(value, key: str) -> tuple[float, float, float]:
+    """value as three finite floats; CaseError naming the key otherwise. Plain Python: numpy's
+    checks cost more than a step of a small model (a controller sets a load every step)."""
+    try:
+        x, y, z = (float(c) for c in value)
+    except (TypeError, ValueError):
+        raise CaseError(f"expected three numbers, got {value!r}", key=key) from None
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+        raise CaseError(f"expected finite numbers, got {value!r}", key=key)
+    return x, y, z
+
+
+def _span(rows: np.ndarray):
+    """Consecutive rows as a slice (a basic index: assignments to it take a third of the
+    time of an index array's), else the rows."""
+    if len(rows) and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows))):
+        return slice(int(rows[0]), int(rows[0]) + len(rows))
+    return rows
+
+
+class LoadControl:
+    """The values of one `loads:` entry (not gravity: Simulation.gravity) at every node of its
+    set: force and moment (global axes, reference state; follower loads turn with the node),
+    edge_force (per length), pressure. Reading gives the value now in force (before its time
+    function); setting one the entry lacks is a CaseError (give the case the key, with zeros,
+    to control it). `changed` is called after every change."""
+
+    def __init__(self, index: int, spec: dict, rows: LoadRows, loads, changed: Callable):
+        self.index = index
+        self.set = spec["set"]
+        self.follower = bool(spec["follower"])
+        self._rows = rows
+        self._nodal_rows = _span(rows.nodal)
+        self._loads = loads
+        self._changed = changed
+        self._edge_force = None if spec["edge_force"] is None else np.array(spec["edge_force"])
+
+    def __repr__(self) -> str:
+        return f"<LoadControl loads[{self.index}] on {self.set!r}>"
+
+    def _key(self, name: str) -> str:
+        return f"loads[{self.index}].{name}"
+
+    def _nodal(self, name: str) -> np.ndarray:
+        if len(self._rows.nodal) == 0:
+            raise CaseError(
+                f"this entry has neither force nor moment; give it {name}: [0, 0, 0] "
+                "in the case to set it from Python",
+                key=self._key(name),
+            )
+        return self._rows.nodal
+
+    @property
+    def force(self) -> np.ndarray:
+        """(3,) force at each node of the set."""
+        return self._loads.force[self._nodal("force")[0]].copy()
+
+    @force.setter
+    def force(self, value) -> None:
+        self._nodal("force")
+        self._loads.force[self._nodal_rows] = as_vector(value, self._key("force"))
+        self._changed()
+
+    @property
+    def moment(self) -> np.ndarray:
+        """(3,) moment at each node of the set."""
+        return self._loads.moment[self._nodal("moment")[0]].copy()
+
+    @moment.setter
+    def moment(self, value) -> None:
+        self._nodal("moment")
+        self._loads.moment[self._nodal_rows] = as_vector(value, self._key("moment"))
+        self._changed()
+
+    @property
+    def edge_force(self) -> np.ndarray:
+        """(3,) force per length on the set's plate boundary edges."""
+        if self._edge_force is None:
+            self._missing("edge_force")
+        return self._edge_force.copy()
+
+    @edge_force.setter
+    def edge_force(self, value) -> None:
+        if self._edge_force is None:
+            self._missing("edge_force")
+        v = np.array(as_vector(value, self._key("edge_force")))
+        # as the case builds them: each node's edge length times the force per length
+        self._loads.force[self._rows.edge] = self._rows.edge_length[:, None] * v
+        self._edge_force = v
+        self._changed()
+
+    @property
+    def pressure(self) -> float:
+        """Pressure on the set's plate elements."""
+        if len(self._rows.pressure) == 0:
+            self._missing("pressure")
+        return float(self._loads.pressure[self._rows.pressure[0]])
+
+    @pressure.setter
+    def pressure(self, value) -> None:
+        if len(self._rows.pressure) == 0:
+            self._missing("pressure")
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = math.nan
+        if not math.isfinite(v):
+            raise CaseError(f"expected a finite number, got {value!r}", key=self._key("pressure"))
+        self._loads.pressure[self._rows.pressure] = v
+        self._changed()
+
+    def _missing(self, name: str):
+        raise CaseError(
+            f"this entry has no {name}; give it {name} in the case to set it from Python",
+            key=self._key(name),
+        )
+
+
+class MotionControl:
+    """The prescribed motion of one `boundary:` entry with `prescribe:` at every node of its
+    set: displacement u (3 components, None where the entry leaves one free; x = x0 + f(t) u)
+    and rotation vector theta (rad, global axes; Lambda = exp(f(t) theta) Lambda0). A new value
+    is reached at the end of the next step (the node moves to it over that step)."""
+
+    def __init__(self, index: int, spec: dict, rows: np.ndarray, motions):
+        self.index = index
+        self.set = spec["set"]
+        self._rows = rows
+        self._motions = motions
+
+    def __repr__(self) -> str:
+        return f"<MotionControl boundary[{self.index}] on {self.set!r}>"
+
+    def _key(self, name: str) -> str:
+        return f"boundary[{self.index}].prescribe.{name}"
+
+    @property
+    def displacement(self) -> tuple:
+        """(ux, uy, uz), None for a component the entry leaves free."""
+        a = self._rows[0]
+        m = self._motions
+        return tuple(float(m.u[a, i]) if m.translate[a, i] else None for i in range(3))
+
+    @displacement.setter
+    def displacement(self, value: Sequence) -> None:
+        held = self._motions.translate[self._rows[0]].astype(bool)
+        key = self._key("displacement")
+        if len(value) != 3:
+            raise CaseError(f"expected three components (null where free), got {value!r}", key=key)
+        given = np.array([c is not None for c in value])
+        if np.any(given & ~held):
+            free = ", ".join(DOFS[i] for i in np.flatnonzero(given & ~held))
+            raise CaseError(f"the case leaves {free} free here; give None for it", key=key)
+        u = as_vector([0.0 if c is None else c for c in value], key)
+        for i in np.flatnonzero(given):
+            self._motions.u[self._rows, i] = u[i]
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """(3,) rotation vector theta."""
+        self._rotating()
+        return self._motions.theta[self._rows[0]].copy()
+
+    @rotation.setter
+    def rotation(self, value) -> None:
+        self._rotating()
+        self._motions.theta[self._rows] = as_vector(value, self._key("rotation"))
+
+    def _rotating(self) -> None:
+        if not self._motions.rotate[self._rows[0]]:
+            raise CaseError("this entry prescribes no rotation", key=self._key("rotation"))
+
+
+class Controls:
+    """Controls of a case's entries: [i] the entry loads[i] (or boundary[i]), ["set"] the one
+    entry on that node set; iterating gives those that can be controlled."""
+
+    def __init__(self, section: str, controls: dict, reasons: dict):
+        self._section = section
+        self._controls = controls  # entry index -> control
+        self._reasons = reasons  # entry index -> why it has none
+
+    def __len__(self) -> int:
+        return len(self._controls)
+
+    def __iter__(self):
+        return iter(self._controls.values())
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            found = [c for c in self._controls.values() if c.set == key]
+            if len(found) != 1:
+                sets = sorted({c.set for c in self._controls.values()}) or ["none"]
+                how = "several entries" if found else "no entry"
+                raise CaseError(
+                    f"{how} on node set {key!r} here (sets: {', '.join(sets)}); "
+                    "give the entry's index",
+                    key=self._section,
+                )
+            return found[0]
+        if key in self._controls:
+            return self._controls[key]
+        where = f"{self._section}[{key}]"
+        raise CaseError(self._reasons.get(key, "no such entry"), key=where)
+
+
+def load_controls(data: dict, rows: Sequence[LoadRows], loads, changed: Callable) -> Controls:
+    """The LoadControl of every `loads:` entry but gravity; loads: the model's LoadArrays."""
+    controls, reasons = {}, {}
+    for i, ((tag, spec), r) in enumerate(zip(data["loads"], rows, strict=True)):
+        if tag == "gravity":
+            reasons[i] = "gravity: set Simulation.gravity"
+        else:
+            controls[i] = LoadControl(i, spec, r, loads, changed)
+    return Controls("loads", controls, reasons)
+
+
+def motion_controls(data: dict, rows: dict, motions) -> Controls:
+    """The MotionControl of every `boundary:` entry that prescribes motion."""
+    controls = {i: MotionControl(i, data["boundary"][i], r, motions) for i, r in rows.items()}
+    reasons = {i: "fixed, not prescribed" for i in range(len(data["boundary"])) if i not in rows}
+    return Controls("boundary", controls, reasons)

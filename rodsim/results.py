@@ -1,0 +1,233 @@
+"""Results as arrays: every per-frame quantity of a run stacked over the frames, read from a
+results file (docs/results.md) or kept from a run in memory, alike.
+
+The arrays are named after the fields of rodsim.writers.frame.Frame, which is also what the
+results file's dataset table (rodsim.results_format.DATASETS) writes them from, so a
+dataset ``nodes/position`` is ``Results.position`` whichever way the results came.
+"""
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from rodsim.results_format import (
+    FRAME_DATASETS,
+    MESH_DATASETS,
+    SETS,
+    RunStatus,
+    concrete_shape,
+    frame_count,
+    layout_version,
+    open_results,
+    quaternion_matrices,
+    read_frame,
+    run_status,
+)
+from rodsim.writers.frame import Frame
+
+# Frame fields that may be None (no plates; files of layout 1.0 without reactions)
+_OPTIONAL = {f.name for f in dataclasses.fields(Frame) if f.default is None}
+
+
+class ResultsMesh(NamedTuple):
+    """The mesh of a run (the file's mesh/ group), named as rodsim.mesh.assemble.Mesh names
+    it: points (N,3) reference positions; frames (N,3,3) reference nodal frames, columns d1 d2
+    d3; conn (E,2) rod element nodes; section, part (E,) indices into section_names and
+    part_names; plates (P,4) plate element nodes (triangles repeat the last); plate_section,
+    plate_part (P,); sets: set name -> sorted node indices (K,). Indices count from 0."""
+
+    points: np.ndarray
+    frames: np.ndarray
+    conn: np.ndarray
+    section: np.ndarray
+    part: np.ndarray
+    plates: np.ndarray
+    plate_section: np.ndarray
+    plate_part: np.ndarray
+    sets: dict
+    section_names: tuple
+    part_names: tuple
+
+    def elements(self, part: str) -> np.ndarray:
+        """The rod elements (indices into conn) of a part."""
+        return np.flatnonzero(self.part == self.part_names.index(part))
+
+
+@dataclass(frozen=True, eq=False)
+class Results:
+    """The frames of a run as arrays: F frames, N nodes, E rod elements, P plate elements;
+    units those of the case (docs/results.md gives each with its units and frame of
+    reference). Per node (F,N,3) unless said: position, velocity, angular_velocity,
+    linear_momentum, angular_momentum (spatial), rotation (F,N,4) quaternions (w, x, y, z)
+    of the reference-to-current rotation, reaction_force, reaction_moment (None in files
+    that lack them). Per rod element (F,E,3), in the section frame: force, moment, strain,
+    curvature. Per plate element, None without plates: plate_membrane, plate_bending (F,P,3),
+    plate_shear (F,P,2). Per frame (F,): time (equilibrium: the load multiplier), kinetic,
+    internal, external, total energies, dt, iterations, residual, off_schedule (int);
+    total_linear, total_angular (F,3) momenta. mesh: the ResultsMesh; title, case (the case
+    text), overrides (the --set assignments); path and status (rodsim.results_format.
+    RunStatus) for results read from a file, None for results kept in memory."""
+
+    mesh: ResultsMesh
+    time: np.ndarray
+    position: np.ndarray
+    rotation: np.ndarray
+    velocity: np.ndarray
+    angular_velocity: np.ndarray
+    linear_momentum: np.ndarray
+    angular_momentum: np.ndarray
+    reaction_force: np.ndarray | None
+    reaction_moment: np.ndarray | None
+    force: np.ndarray
+    moment: np.ndarray
+    strain: np.ndarray
+    curvature: np.ndarray
+    plate_membrane: np.ndarray | None
+    plate_bending: np.ndarray | None
+    plate_shear: np.ndarray | None
+    kinetic: np.ndarray
+    internal: np.ndarray
+    external: np.ndarray
+    total: np.ndarray
+    dt: np.ndarray
+    iterations: np.ndarray
+    residual: np.ndarray
+    off_schedule: np.ndarray
+    total_linear: np.ndarray
+    total_angular: np.ndarray
+    title: str = ""
+    case: str = ""
+    overrides: tuple = ()
+    path: Path | None = None
+    status: RunStatus | None = None
+
+    @property
+    def x(self) -> np.ndarray:
+        """position (F,N,3): the current node positions."""
+        return self.position
+
+    @property
+    def n_frames(self) -> int:
+        return self.time.shape[0]
+
+    def displacement(self) -> np.ndarray:
+        """(F,N,3) position minus the reference position."""
+        return self.position - self.mesh.points
+
+    def directors(self, k: int) -> np.ndarray:
+        """(N,3,3) the current nodal frames of frame k, columns d1 d2 d3."""
+        return quaternion_matrices(self.rotation[k]) @ self.mesh.frames
+
+    def frame(self, k: int) -> Frame:
+        """Frame k as the output record of a run (rodsim.writers.frame.Frame)."""
+        values = {
+            d.source: _item(getattr(self, d.source), k)
+            for d in FRAME_DATASETS
+            if d.source != "total"
+        }
+        values["off_schedule"] = int(values["off_schedule"])
+        return Frame(directors=self.directors(k), **values)
+
+
+def _item(values, k: int):
+    if values is None:
+        return None
+    return float(values[k]) if values.ndim == 1 else values[k].copy()
+
+
+def read_results(path) -> Results:
+    """The results file at path (docs/results.md), its complete frames: CaseError if it is not
+    a results file of a layout this rodsim reads. Readable while a run writes it."""
+    with open_results(path) as f:
+        n = frame_count(f)
+        if layout_version(f)[0] == 1:  # one read per dataset
+            arrays = {d.source: _read(f, d, n) for d in FRAME_DATASETS}
+        else:  # a later layout: its adapter, frame by frame
+            arrays = _stack([read_frame(f, k) for k in range(n)], _sizes_of(f))
+        attrs = {k: _text(f.attrs.get(k, "")) for k in ("title", "case", "overrides")}
+        return Results(
+            _file_mesh(f),
+            **arrays,
+            title=attrs["title"],
+            case=attrs["case"],
+            overrides=tuple(attrs["overrides"].splitlines()),
+            path=Path(path),
+            status=run_status(f),
+        )
+
+
+def from_frames(frames, mesh, title: str = "", case: str = "", overrides=()) -> Results:
+    """Results of frames (Frame) in memory; mesh: the run's rodsim.mesh.assemble.Mesh (as the
+    results file would hold it) or a ResultsMesh."""
+    mesh = mesh if isinstance(mesh, ResultsMesh) else mesh_of(mesh)
+    sizes = {"N": len(mesh.points), "E": len(mesh.conn), "P": len(mesh.plates)}
+    return Results(
+        mesh, **_stack(list(frames), sizes), title=title, case=case, overrides=tuple(overrides)
+    )
+
+
+def mesh_of(mesh) -> ResultsMesh:
+    """The ResultsMesh of a rodsim.mesh.assemble.Mesh: what a results file stores of it."""
+    values = {d.source: getattr(mesh, d.source) for d in MESH_DATASETS}
+    values["sets"] = dict(mesh.sets)
+    names = {"section_names": tuple(mesh.section_names), "part_names": tuple(mesh.part_names)}
+    return ResultsMesh(**values, **names)
+
+
+def _stack(frames: list, sizes: dict) -> dict:
+    """Per-frame values of the frames stacked: {Frame field: (F, ...) array or None}."""
+    out = {}
+    for d in FRAME_DATASETS:
+        values = [getattr(frame, d.source) for frame in frames]
+        if d.source in _OPTIONAL and (not values or values[0] is None):
+            out[d.source] = None
+        elif values:
+            out[d.source] = np.asarray(values, dtype=d.dtype)
+        else:
+            out[d.source] = np.zeros((0, *concrete_shape(d.shape, sizes)), dtype=d.dtype)
+    return out
+
+
+def _sizes_of(f) -> dict:
+    sizes = {"N": f["mesh/points"].shape[0], "E": 0, "P": 0}
+    if "mesh/rods" in f:
+        sizes["E"] = f["mesh/rods"].shape[0]
+    if "mesh/plates" in f:
+        sizes["P"] = f["mesh/plates"].shape[0]
+    return sizes
+
+
+def _read(f, d, n: int):
+    """The first n frames of a per-frame dataset; an absent one as a frame without it reads:
+    None, or arrays with no rows (rod fields of a mesh without rods)."""
+    if d.path in f:
+        return f[d.path][:n]
+    if d.source in _OPTIONAL:
+        return None
+    return np.zeros((n, *concrete_shape(d.shape, {**_sizes_of(f), "E": 0})), dtype=d.dtype)
+
+
+def _file_mesh(f) -> ResultsMesh:
+    values, names = {}, {}
+    for d in MESH_DATASETS:
+        if d.path.startswith(SETS):
+            group = f[SETS] if SETS in f else {}
+            values["sets"] = {name: group[name][()] for name in group}
+        elif d.path in f:
+            values[d.source] = f[d.path][()]
+            if d.names:
+                names[d.names] = tuple(_text(x) for x in f[d.path].attrs.get("names", ()))
+        else:  # a mesh without rods or without plates
+            values[d.source] = np.zeros(concrete_shape(d.shape, {"E": 0, "P": 0}), dtype=d.dtype)
+    return ResultsMesh(
+        **values,
+        section_names=names.get("section_names", ()),
+        part_names=names.get("part_names", ()),
+    )
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
