@@ -1,8 +1,12 @@
-"""`rodsim warmup` and the "compiling kernels" message, in a kernel cache of their own."""
+"""`rodsim warmup` and the "compiling kernels" message."""
 
 import os
 import subprocess
 import sys
+import time
+
+import pytest
+from numba import njit
 
 from rodsim import warmup
 
@@ -20,8 +24,10 @@ output: {vtk: false}
 """
 
 
-def _rodsim(cache, *args):
-    env = {**os.environ, "RODSIM_CACHE_DIR": str(cache)}
+def _rodsim(*args, cache=None):
+    env = dict(os.environ)
+    if cache is not None:
+        env["RODSIM_CACHE_DIR"] = str(cache)
     return subprocess.run(
         [sys.executable, "-m", "rodsim.cli", *args], env=env, capture_output=True, text=True
     )
@@ -29,30 +35,68 @@ def _rodsim(cache, *args):
 
 def test_warmup_compiles_what_the_run_needs(tmp_path):
     """After `rodsim warmup case.yaml` the case's run compiles nothing: warmup covers every
-    kernel the run calls. A run of another kind (SE3) then compiles its own kernels and says
-    so, once, on standard error (piped here), and the done line reports the compile time."""
+    kernel the run calls (the suite's own cache: cold or warm, the run after warmup must not
+    compile), and a second warmup finds everything compiled."""
     case = tmp_path / "case.yaml"
     case.write_text(CASE)
-    cache = tmp_path / "cache"
-    out = _rodsim(cache, "warmup", str(case))
+    out = _rodsim("warmup", str(case))
     assert out.returncode == 0, out.stderr
-    assert f"kernel cache {cache}" in out.stdout
-    assert "compiled" in out.stdout and "already compiled" not in out.stdout
-    again = _rodsim(cache, "warmup", str(case))
+    assert out.stdout.startswith("kernel cache ")
+    again = _rodsim("warmup", str(case))
     assert "already compiled" in again.stdout, again.stdout
-
-    run = _rodsim(cache, "run", str(case), "-o", str(tmp_path / "a.h5"))
+    run = _rodsim("run", str(case), "-o", str(tmp_path / "a.h5"))
     assert run.returncode == 0, run.stderr
     assert "compiling kernels" not in run.stderr + run.stdout
-    assert "(first run only)" not in run.stdout
 
-    se3 = _rodsim(
-        cache, "run", str(case), "-o", str(tmp_path / "b.h5"), "--set", "solver.group=SE3"
-    )
-    assert se3.returncode == 0, se3.stderr
-    assert se3.stderr.count("compiling kernels (first run only) ...") == 1, se3.stderr
-    done = next(line for line in se3.stdout.splitlines() if line.startswith("done"))
-    assert "compiling kernels" in done and "(first run only)" in done
+
+def test_warmup_reports_the_cache_folder_and_bad_cases(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rodsim: 1\nmesh: 3\n")
+    out = _rodsim("warmup", str(bad), cache=tmp_path / "cache")
+    assert out.returncode == 2, out.stderr
+    assert f"kernel cache {tmp_path / 'cache'}" in out.stdout
+    assert "bad.yaml" in out.stderr and "mesh" in out.stderr
+
+
+@njit  # not cached: compiles in every process, so the test sees a compilation
+def _fresh(x):
+    return x + 1.0
+
+
+def test_compile_message_piped_and_on_a_terminal(capsys, monkeypatch):
+    """The run's display says "compiling kernels (first run only)" once when stderr is not a
+    terminal, and a counting line on one; compile time is kept out of the step rate."""
+    from rodsim import kernel_cache
+    from rodsim.cli import Progress
+
+    piped = Progress(1.0, enabled=False)
+    with kernel_cache.watch(piped.compiling):
+        _fresh(1.0)
+        _fresh(1)  # a second compilation: still one line
+    err = capsys.readouterr().err
+    assert err == "compiling kernels (first run only) ...\n"
+    assert piped.compile_seconds() > 0.0
+
+    tty = Progress(1.0, enabled=True)
+    tty.begin()
+    with kernel_cache.watch(tty.compiling):
+        _fresh(1.0j)
+    err = capsys.readouterr().err
+    assert err.startswith("\r  compiling kernels (first run only): ")
+    assert "kernels," in err
+    compiled = tty.compile_seconds(run_only=True)
+    assert compiled > 0.0
+    now = time.perf_counter()
+    tty._show(0.5, 100, 200, now)
+    shown = capsys.readouterr().err
+    rate = float(shown.split("steps/s")[0].split()[-1])
+    assert rate == pytest.approx(100 / (now - tty.start - compiled), rel=2e-3)  # 3 digits shown
+    assert rate > 1.02 * 100 / (now - tty.start)  # compiling left out
+
+    quiet = Progress(1.0, enabled=False, announce=False)
+    with kernel_cache.watch(quiet.compiling):
+        _fresh(True)
+    assert capsys.readouterr().err == ""
 
 
 def test_builtin_warmup_cases_validate(tmp_path):
