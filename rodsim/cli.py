@@ -187,9 +187,11 @@ def run(case, output, vtk, overrides, quiet, max_memory):
 
     progress = Progress(0.0, sys.stderr.isatty() and not quiet, announce=not quiet)
     with kernel_cache.watch(progress.compiling):
-        prep = api.prepare(case, overrides, max_memory=max_memory)
+        try:
+            prep = api.prepare(case, overrides, max_memory=max_memory)
+        finally:
+            progress.done()  # end a compile line before the summary or an error
         progress.t_end = prep.plan.t_end
-        progress.done()  # end a compile line before the summary
         h5, _ = runner.output_paths(prep.case, output)
         if not quiet:
             click.echo(api.summary(prep))
@@ -279,6 +281,7 @@ def plot(results, what, output):
     path = plot_results(results, what, output)
     click.echo(f"wrote {path}")
 
+
 @main.command()
 @click.argument("cases", nargs=-1, type=click.Path(dir_okay=False))
 @_handle_errors
@@ -289,7 +292,7 @@ def warmup(cases):
     from rodsim import kernel_cache
     from rodsim import warmup as warming
 
-    click.echo(f"kernel cache {kernel_cache.cache_dir()}")
+    click.echo(f"kernel cache {kernel_cache.active_dir()}")
 
     def report(name, seconds, kernels):
         what = f"compiled {kernels} kernels in {seconds:.3g} s" if kernels else "already compiled"

@@ -3,7 +3,7 @@
 ``error_model="numpy"`` drops the per-division ZeroDivisionError checks of the Python error
 model (a division by zero gives inf/NaN, which the integrators detect); fastmath stays off so
 NaN checks and the carefully ordered small-angle series keep their meaning. ``cache=True``
-compiles once per machine (rodsim.cache says where).
+compiles once per machine (rodsim.kernel_cache says where).
 
 Compile only what a model uses. Numba types (and so compiles) every call in a kernel, taken
 or not, unless the branch is removed before typing. Two ways to remove one:

@@ -49,27 +49,50 @@ def cache_dir(environ=os.environ) -> Path:
     return Path(base) / "rodsim"
 
 
+_ACTIVE: list[Path | None] = [None]
+
+
 def configure() -> Path | None:
     """Point numba at cache_dir(); call before any kernel is defined (rodsim.jit does).
-    Returns the folder, or None where it cannot be written (numba's default then)."""
-    folder = cache_dir()
+    Returns the folder, or None where it cannot be written (numba's default then). numba's
+    setting is process-wide: the user's own cached numba functions defined after importing
+    rodsim's kernels are kept there too."""
+    folder = cache_dir().resolve()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         if not os.access(folder, os.W_OK | os.X_OK):
             raise PermissionError(f"{folder} is not writable")
     except OSError as exc:
         log.warning("kernel cache: cannot use %s (%s); using numba's default", folder, exc)
+        _ACTIVE[0] = None
         return None
     numba.config.CACHE_DIR = str(folder)
+    _ACTIVE[0] = folder
     return folder
+
+
+def active_dir() -> str:
+    """The folder in use, as configure() left it (for messages)."""
+    import rodsim.jit  # noqa: F401  (configure() runs when the kernels' decorator loads)
+
+    folder = _ACTIVE[0]
+    return str(folder) if folder else "numba's default (__pycache__ or ~/.cache/numba)"
 
 
 class LockedCacheFile(caching.IndexDataCacheFile):
     """numba's index and data files, safe for processes compiling into one folder at once."""
 
     def save(self, key, data):
-        with _locked(self._index_path + ".lock"):
+        try:
+            lock = _locked(self._index_path + ".lock")
+            lock.__enter__()
+        except OSError as exc:  # a lock we may not open: save as numba would, unlocked
+            log.debug("kernel cache: no lock (%s); saving unlocked", exc)
+            return super().save(key, data)
+        try:
             overloads = self._load_index()
+            if not overloads:  # a new or stale index: its old data files are orphans
+                self._remove_data_files()
             name = overloads.get(key)
             if name is None:
                 digest = hashlib.sha256(self._dump(key)).hexdigest()[:16]
@@ -77,16 +100,31 @@ class LockedCacheFile(caching.IndexDataCacheFile):
                 overloads[key] = name
                 self._save_index(overloads)
             self._save_data(name, data)
+        finally:
+            lock.__exit__(None, None, None)
+
+    def _remove_data_files(self):
+        prefix, suffix = self._data_name_pattern.split("{number:d}")
+        with contextlib.suppress(OSError):
+            for name in os.listdir(self._cache_path):
+                if name.startswith(prefix) and name.endswith(suffix):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(self._cache_path, name))
 
 
 @contextlib.contextmanager
 def _locked(path: str):
-    with open(path, "a+b") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    """An exclusive flock on path, created readable and writable by all (a shared cache);
+    flock works on a read-only descriptor too, for a lock file another user made."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except PermissionError:
+        fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def make_safe(dispatcher) -> None:
@@ -122,11 +160,11 @@ class _Listener(numba_event.Listener):
         self.callbacks: list[Callable[[Compiling], None]] = []
 
     def on_start(self, event):
-        if self.depth == 0:
+        self.depth += 1  # first: a callback interrupted below must not unbalance it
+        if self.depth == 1:
             self.stats.active = True
             self.stats.started = time.perf_counter()
             self._tell()
-        self.depth += 1
 
     def on_end(self, event):
         self.depth -= 1

@@ -304,9 +304,7 @@ def warm_up(prep: Prepared) -> None:
     """Compile every kernel the case uses, writing nothing: its first frame and one step (one
     load step in equilibrium; a load step that does not converge is no matter here)."""
     p = prep.plan
-    steps = 1 if p.kind == "equilibrium" else min(2, p.n_steps)
-    short = dataclasses.replace(prep, plan=dataclasses.replace(p, n_steps=max(1, steps),
-                                                               steps_per_frame=1))
+    short = dataclasses.replace(prep, plan=dataclasses.replace(p, n_steps=1, steps_per_frame=1))
     frames_of = _equilibrium_frames if p.kind == "equilibrium" else _dynamic_frames
     with contextlib.suppress(NumericalError):
         for _ in frames_of(short, None, lambda: False):

@@ -137,26 +137,22 @@ def test_concurrent_compiles_into_one_cache(tmp_path):
 
 @kernel
 def _absent(terms):
-    return (
-        terms.plates is None,
-        terms.supports is None,
-        terms.beta is None,
-        terms.alpha is None,
-        terms.damped is None,
-    )
+    return terms.rods is None, terms.plates is None, terms.supports is None, terms.damped is None
 
 
 def test_absent_terms_are_none_to_the_kernels():
     """The kernels' view of a rod-only, undamped model has no plates, supports or damping, so
-    their kernels are not compiled; Python still reads empty arrays and zeros. A damped model
-    on elastic supports has them."""
+    their kernels are not compiled; Python still reads empty arrays and False. A damped model
+    on elastic supports has them; a model without rod elements has no rods."""
     model = spaghetti(4)
     terms = model.terms
     assert terms.plates.conn.shape[0] == 0 and terms.beta == 0.0 and not terms.damped
-    assert _absent(terms) == (True, True, True, True, True)
+    assert _absent(terms) == (False, True, True, True)
     springs = pack_supports([Support(np.array([0]), spring=(1.0, 1.0, 1.0))], model.x0, model.rot0)
     damped = dataclasses.replace(model, beta=0.1, supports=springs)
-    assert _absent(damped.terms) == (True, False, False, True, False)
+    assert _absent(damped.terms) == (False, True, False, False)
+    no_rods = dataclasses.replace(model, rods=model.rods._replace(conn=model.rods.conn[:0]))
+    assert _absent(no_rods.terms)[0] and no_rods.terms.rods.conn.shape[0] == 0
 
 
 @pytest.mark.parametrize("flag", [True, False])

@@ -236,8 +236,8 @@ def _dynamic_rows(m, sd, xi, w, out, post):
 def _static_rows(m, sd, xi, w, out, post):
     for a in range(sd.x.shape[0]):
         for k in range(3):
-            out[a, k] = -w.f[a, k]
-            out[a, 3 + k] = -w.tau[a, k]
+            out[a, k] = -1.0 * w.f[a, k]  # as so3.scale(-1.0, f): the same signed zeros
+            out[a, 3 + k] = -1.0 * w.tau[a, k]
 
 
 _balance_rows = either(_static_rows, _dynamic_rows)  # switch: sd.dynamic

@@ -50,14 +50,15 @@ class PointMass:
 
 class NodeArrays(NamedTuple):
     """The nodes as the integrators' kernels read them (Model.nodes): mass (N,), inertia
-    (N,3,3) material, fixed (N,6) bool, x0 (N,3), rot0 (N,3,3), prescribed motions."""
+    (N,3,3) material, fixed (N,6) bool, x0 (N,3), rot0 (N,3,3), prescribed motions (None
+    when there are none: their kernels are then not compiled, rodsim.jit)."""
 
     mass: np.ndarray
     inertia: np.ndarray
     fixed: np.ndarray
     x0: np.ndarray
     rot0: np.ndarray
-    prescribed: PrescribedArrays
+    prescribed: PrescribedArrays | None
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ damping (beta), mass-proportional damping (alpha), the supports' dashpots.
 
 The contract of a term (docs/developer.md walks through adding one):
 
-- arrays: a NamedTuple of arrays, one field of ForceTerms, with empty arrays when a model has
-  none, so a model without the term compiles to the same numba specialisation;
+- arrays: a NamedTuple of arrays, one field of ForceTerms; a model without the term has
+  empty arrays in Python and None in the kernels' view (make_terms), so it never compiles the
+  term's kernels;
 - forces: a kernel adding its nodal forces and spatial moments (about the node) to f, tau (N,3)
   at positions x (N,3), rotations rot (N,3,3) and their quaternions quat (N,4), returning its
   energy; generic over float64 and complex128 (branches, max and abs on real parts only), so
@@ -62,7 +63,8 @@ class ForceTermsType(numba_types.StructRef):
 class ForceTerms(structref.StructRefProxy):
     """Every force term of a model, as the kernels read it (Model.terms builds it once).
 
-    rods, plates, loads, supports: the terms' arrays (NamedTuples, empty when absent); rot0
+    rods, plates, loads, supports: the terms' arrays (NamedTuples; Python reads empty ones
+    when a term is absent, the kernels None: make_terms); rot0
     (N,3,3) the reference frames (follower loads); mass (N,) lumped masses (gravity, alpha
     damping); beta (time) strain-rate and alpha (1/time) mass-proportional damping; damped:
     whether any damping force acts (beta, alpha or a dashpot).
@@ -118,10 +120,11 @@ class Resultants(NamedTuple):
 def make_terms(rods, plates, loads, supports_, rot0, mass, beta, alpha) -> ForceTerms:
     """ForceTerms with `damped` worked out.
 
-    The kernels see an absent term as None (rods, plates and supports when a model has none, beta
-    and alpha when zero, damped when false): a kernel branch on ``term is None`` is removed
-    before typing (rodsim.jit), so a model compiles only the terms it has. Python reads the
-    values as given (empty arrays, 0.0, False)."""
+    The kernels see an absent term as None (rods, plates and supports when a model has none,
+    damped when false): a kernel branch on ``term is None`` is removed before typing
+    (rodsim.jit), so a model compiles only the terms it has. beta and alpha stay numbers (a
+    damped model compiles every damping kernel of its terms: fewer variants to compile).
+    Python reads the values as given (empty arrays, False)."""
     dashpots = bool(np.any(supports_.c_t) or np.any(supports_.c_r))
     damped = bool(beta > 0.0 or alpha > 0.0 or dashpots)
     values = (rods, plates, loads, supports_, rot0, mass, float(beta), float(alpha), damped)
@@ -132,8 +135,8 @@ def make_terms(rods, plates, loads, supports_, rot0, mass, beta, alpha) -> Force
         supports_ if supports_.node.shape[0] else None,
         rot0,
         mass,
-        float(beta) if beta > 0.0 else None,
-        float(alpha) if alpha > 0.0 else None,
+        float(beta),
+        float(alpha),
         True if damped else None,
     )
     terms = _new_terms(*present)
@@ -262,7 +265,7 @@ def add_damping(terms, x, rot, quat, p, vel, omg, f, tau):
 
 @kernel
 def _viscous_damping(beta, rods, plates, x, rot, quat, vel, omg, f, tau):
-    if beta is None:
+    if not beta > 0.0:
         return
     _rod_damping(rods, x, rot, quat, vel, omg, beta, f, tau)
     _plate_damping(plates, x, rot, vel, omg, beta, f, tau)
@@ -284,7 +287,7 @@ def _plate_damping(plates, x, rot, vel, omg, beta, f, tau):
 
 @kernel
 def _mass_damping(alpha, p, f):
-    if alpha is None:
+    if not alpha > 0.0:
         return
     for a in range(p.shape[0]):
         for k in range(3):
@@ -307,7 +310,7 @@ def strains(terms, x, rot, quat, out):
 
 @kernel
 def _viscous_strains(beta, rods, plates, x, rot, quat, out):
-    if beta is None:
+    if not beta > 0.0:
         return
     _rod_strains(rods, x, rot, quat, out)
     _plate_strains(plates, x, rot, out)
@@ -353,7 +356,7 @@ def add_step_damping(terms, start, end, res, x1, r1, q1, xb, rb, qb, xi, h, se3,
 
 @kernel
 def _step_viscous(beta, el, plates, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau):
-    if beta is None:
+    if not beta > 0.0:
         return
     _step_rod_viscous(el, beta, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau)
     _step_plate_viscous(plates, beta, start, end, res, x1, r1, xb, rb, h, f, tau)
@@ -407,7 +410,7 @@ def _step_dashpots(sp, start, end, x1, q1, qb, h, f, tau):
 
 @kernel
 def _step_mass_damping(alpha, mass, xi, rb, se3, f):
-    if alpha is None:
+    if not alpha > 0.0:
         return
     for a in range(f.shape[0]):
         c = alpha * mass[a]
