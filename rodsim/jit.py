@@ -16,6 +16,8 @@ or not, unless the branch is removed before typing. Two ways to remove one:
   ``switch(flag)``: True or None.
 """
 
+import inspect
+
 from numba import njit, types
 from numba.extending import overload
 
@@ -43,20 +45,25 @@ def switch(flag) -> bool | None:
 def either(off, on):
     """A kernel-callable choice(switch, *args) -> off(*args) if switch is None, else on(*args).
 
-    Only the kernel chosen is typed and compiled, once per switch type; the caller's cache
-    keeps the choice (the switch's type is part of the caller's signature)."""
+    Only the kernel chosen is typed and compiled, once per switch type, and the choice is
+    inlined (no call is left at run time); the caller's cache keeps the choice (the switch's
+    type is part of the caller's signature). off and on take the same arguments."""
+    names = ", ".join(inspect.signature(off.py_func).parameters)
+    # numba inlines no *args function: the stub, its typing and its implementation are written
+    # out with the targets' arity
+    source = f"""
+def choice(switch, {names}):
+    raise TypeError("either(): call from a kernel")
 
-    def choice(switch, *args):
-        raise TypeError("either(): call from a kernel")
-
-    @overload(choice)
-    def _choose(switch, *args):
-        target = off if isinstance(switch, (types.NoneType, types.Omitted)) else on
-
-        def impl(switch, *args):
-            return target(*args)
-
-        return impl
-
+def typing(switch, {names}):
+    target = off if isinstance(switch, (types.NoneType, types.Omitted)) else on
+    scope = {{"target": target}}
+    exec("def impl(switch, {names}):\\n    return target({names})\\n", scope)
+    return scope["impl"]
+"""
+    scope = {"off": off, "on": on, "types": types}
+    exec(source, scope)
+    choice = scope["choice"]
+    overload(choice, inline="always")(scope["typing"])
     choice.__name__ = f"either_{off.__name__}_{on.__name__}"
     return choice

@@ -371,13 +371,13 @@ def _kick_nodes(fixed, p, pi, f, tau, h, lo, hi):
 # tests/test_explicit_invariants.py::test_parallel_equals_serial).
 
 
-@kernel
+@kernel(inline="always")
 def _drift_so3(m, s, cfg, w, h, lo, hi):
     _drift_so3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau, w.iters,
                      cfg.tol, cfg.max_iter, h, lo, hi, cfg.partial_spin)  # fmt: skip
 
 
-@kernel
+@kernel(inline="always")
 def _drift_se3(m, s, cfg, w, h, lo, hi):
     _drift_se3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau, w.lin,
                      w.iters, cfg.tol, cfg.max_iter, h, lo, hi)  # fmt: skip
@@ -386,7 +386,7 @@ def _drift_se3(m, s, cfg, w, h, lo, hi):
 _drift_block = either(_drift_so3, _drift_se3)  # switch: cfg.se3
 
 
-@kernel
+@kernel(inline="always")
 def _drift_serial(m, s, cfg, w, h):
     _drift_block(cfg.se3, m, s, cfg, w, h, 0, s.x.shape[0])
 
@@ -416,7 +416,7 @@ def _drift_parallel_se3(m, s, cfg, w, h):
 _drift_parallel_group = either(_drift_parallel_so3, _drift_parallel_se3)  # switch: cfg.se3
 
 
-@kernel
+@kernel(inline="always")
 def _drift_parallel(m, s, cfg, w, h):
     _drift_parallel_group(cfg.se3, m, s, cfg, w, h)
 
@@ -424,7 +424,7 @@ def _drift_parallel(m, s, cfg, w, h):
 _drift = either(_drift_serial, _drift_parallel)  # switch: cfg.parallel
 
 
-@kernel
+@kernel(inline="always")
 def _kick_serial(m, s, w, h):
     """Second half kick of the free components."""
     _kick_nodes(m.fixed, s.p, s.pi, s.f, s.tau, h, 0, s.x.shape[0])
@@ -447,13 +447,13 @@ def _quaternions_parallel(rot, quat, bounds):
         forces.quaternions(rot, quat, bounds[b], bounds[b + 1])
 
 
-@kernel
+@kernel(inline="always")
 def _forces_serial(terms, s, w, t):
     forces.quaternions(s.rot, w.quat, 0, s.x.shape[0])
     return forces.forces(terms, s.x, s.rot, w.quat, t, s.f, s.tau, forces.ALL)
 
 
-@kernel
+@kernel(inline="always")
 def _forces_parallel(terms, s, w, t):
     _quaternions_parallel(s.rot, w.quat, w.blocks)
     return forces.forces_parallel(terms, s.x, s.rot, w.quat, t, s.f, s.tau, w)
@@ -474,7 +474,7 @@ def _damping(damped, nodes, terms, s, w):
     forces.add_damping(terms, s.x, s.rot, w.quat, s.p, w.vel, w.omg, s.f, s.tau)
 
 
-@kernel
+@kernel(inline="always")
 def compute_forces(nodes, terms, s, w, t, parallel):
     """Overwrite (f, tau) with the forces of every term (rodsim.model.forces) at time t.
 
