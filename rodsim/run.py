@@ -281,7 +281,8 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
     started = wallclock.perf_counter()
     with watch.deferred():
         writer = ResultsWriter(h5, mesh, case.text, case.data["title"], prep.overrides,
-                               end_requested=p.t_end)
+                               end_requested=p.t_end, expected_frames=p.n_frames,
+                               compression=case.data["output"]["compression"])
     series = None
     last, status, detail, error = None, COMPLETE, "", None
     stopped = []
