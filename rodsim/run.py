@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rodsim import interrupts, output_lock, resources
+from rodsim import estimates, interrupts, output_lock, resources
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build, case_mesh
 from rodsim.errors import CaseError, Interrupted, ResourceError, RodsimError
@@ -119,6 +119,7 @@ def summary(prep: Prepared) -> str:
     lines += [f"note      {note}" for note in mesh.notes]
     if prep.memory:
         lines.append(resources.summary_line(prep.memory))
+    lines += estimates.summary_lines(prep)
     if prep.overrides:
         lines.append("overrides " + ", ".join(prep.overrides))
     return "\n".join(lines)
