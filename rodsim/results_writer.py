@@ -73,9 +73,9 @@ CHUNKS_PER_RUN = 16
 MIN_COMPRESSED_FRAME = 384
 METADATA_MARGIN = 1 << 20  # bytes kept allocated beyond the data: metadata, status, close
 # Entries per node of a dataset's chunk index (a B-tree, 2 K entries a node), whose nodes are
-# allocated whole: HDF5's default K = 32 made every node about 3 kB, and the 24 to 27 frame
-# datasets 65 to 100 kB of every file, most of a small one. 16 entries hold the chunks of a
-# run as planned (CHUNKS_PER_RUN) in one node of about 0.8 kB.
+# allocated whole: HDF5's default K = 32 made every node 2 to 3 kB, and a small file's
+# bookkeeping 84 to 100 kB (38 to 48 kB now). 16 entries hold the chunks of a run as planned
+# (CHUNKS_PER_RUN) in one node of at most 0.8 kB.
 ISTORE_K = 8
 # errors of posix_fallocate meaning "not supported here", not "no space"
 _UNSUPPORTED = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS, getattr(errno, "ENOTSUP", 95)}
