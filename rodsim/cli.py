@@ -228,8 +228,8 @@ def run(case, output, vtk, overrides, quiet, max_memory):
 @click.option("--max-memory", type=Size(), default=None, help=_MEMORY_HELP)
 @_handle_errors
 def check(case, overrides, max_memory):
-    """Validate CASE and print the model summary, stable step and memory estimate; never
-    integrates."""
+    """Validate CASE and print the model summary, stable step and the estimates of memory,
+    results size and run time; never integrates."""
     from rodsim import api
 
     click.echo(api.check(case, overrides, max_memory=max_memory))

@@ -13,10 +13,15 @@ until h5clear is run; the earliest format has no such flag.)
 Disk space: HDF5 cannot recover from a write that fails half-way (a full disk, a quota, a
 file-size limit): metadata written in place may then point at data that never reached the
 disk, and the file no longer opens. So before every frame the space that frame can take
-(the new chunks it may start, plus a margin for metadata, the status and the close) is
-allocated beyond the file's end with posix_fallocate. When that fails, nothing has been
-written for the frame: the run stops with every earlier frame intact and the status set, in
-the space the previous reservation left. The unused reservation is cut off at the end.
+(the new chunks it may start, at their worst-case compressed size, plus a margin for
+metadata, the status and the close) is allocated beyond the file's end with
+posix_fallocate. When that fails, nothing has been written for the frame: the run stops
+with every earlier frame intact and the status set, in the space the previous reservation
+left. The unused reservation is cut off at the end.
+
+File size (docs/results.md "File size"): chunks grow with the run (chunk_frames), the chunk
+indexes have small nodes (ISTORE_K), and with output.compression each compressed chunk
+holds one frame, written once (MIN_COMPRESSED_FRAME says why).
 
 The new file is written under a temporary name next to the target and renamed onto it when
 the first frame is written; an existing results file is moved to ``<stem>.prev.h5`` then
@@ -25,7 +30,9 @@ the complete one stays and the incomplete one goes) and deleted only when the ne
 completes.
 """
 
+import ctypes
 import errno
+import functools
 import logging
 import os
 import socket
@@ -53,7 +60,23 @@ from rodsim.writers.frame import Frame, share
 log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 1 << 16
+# Chunks are allocated whole, so the last, partly filled chunk of a dataset is file space
+# without data: with the run's expected frames spread over at least this many chunks, that
+# is at most 1/16 of the data (chunks of 64 KiB whatever the run made a 2-frame result of
+# 41 nodes 0.99 MB for its 30 kB of data; of 1 MiB, 12.2 MB).
+CHUNKS_PER_RUN = 16
+# With compression a chunk holds one frame: a compressed chunk that is rewritten with more
+# frames changes size and moves, and HDF5 may reuse its old place within the same flush,
+# before the index pointing there is updated, so a kill during a flush could ruin earlier
+# frames. Datasets whose frame is smaller than this stay uncompressed (in chunks of many
+# frames): each chunk costs about 60 bytes of index, more than compression saves.
+MIN_COMPRESSED_FRAME = 384
 METADATA_MARGIN = 1 << 20  # bytes kept allocated beyond the data: metadata, status, close
+# Entries per node of a dataset's chunk index (a B-tree, 2 K entries a node), whose nodes are
+# allocated whole: HDF5's default K = 32 made every node 2 to 3 kB, and a small file's
+# bookkeeping 84 to 100 kB (38 to 48 kB now). 16 entries hold the chunks of a run as planned
+# (CHUNKS_PER_RUN) in one node of at most 0.8 kB.
+ISTORE_K = 8
 # errors of posix_fallocate meaning "not supported here", not "no space"
 _UNSUPPORTED = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS, getattr(errno, "ENOTSUP", 95)}
 
@@ -66,15 +89,59 @@ def previous_path(path) -> Path:
     return path.with_name(f"{path.stem}.prev{path.suffix or '.h5'}")
 
 
-def _chunk_frames(frame_bytes: int) -> int:
-    """Frames per chunk of a frame dataset: about CHUNK_BYTES (at most 1024 frames, at least
-    one), so appending a frame touches one chunk, and a frame that starts new chunks needs at
-    most that much room per dataset."""
-    return max(1, min(1024, CHUNK_BYTES // frame_bytes))
+def chunk_frames(
+    frame_bytes: int, expected_frames: int | None = None, compressed: bool = False
+) -> int:
+    """Frames per chunk of a frame dataset. Compressed: one. Otherwise at most about
+    CHUNK_BYTES (at most 1024 frames, at least one), so appending a frame touches one chunk,
+    the cache holds one, and a frame that starts new chunks needs at most that much room per
+    dataset; and at most 1/CHUNKS_PER_RUN of the expected frames (rounded up), so that small
+    runs get small chunks."""
+    if compressed:
+        return 1
+    per = min(1024, CHUNK_BYTES // max(frame_bytes, 1))
+    if expected_frames:
+        per = min(per, -(-expected_frames // CHUNKS_PER_RUN))
+    return max(1, per)
 
 
-def _frame_bytes(d: Dataset, sizes: dict) -> int:
-    return int(np.prod(concrete_shape(d.shape, sizes))) * 8
+def is_compressed(frame_bytes: int, compression: str) -> bool:
+    """Whether a frame dataset of frame_bytes per frame is compressed (MIN_COMPRESSED_FRAME)."""
+    return compression != "none" and frame_bytes >= MIN_COMPRESSED_FRAME
+
+
+def frame_layout(mesh: Mesh) -> list[tuple[Dataset, int]]:
+    """The per-frame datasets of mesh's results file, with their bytes per frame."""
+    sizes = {"N": mesh.n_nodes, "E": mesh.n_elements, "P": mesh.n_plates}
+    return [
+        (d, int(np.prod(concrete_shape(d.shape, sizes))) * np.dtype(d.dtype).itemsize)
+        for d in FRAME_DATASETS
+        if is_present(d, mesh)
+    ]
+
+
+@functools.cache
+def _istore_k_setter():
+    """HDF5's H5Pset_istore_k, which h5py does not wrap, from the library h5py's own
+    extension is linked with (the loader searches an extension's dependencies for its
+    symbols); None where it cannot be had."""
+    try:
+        setter = ctypes.CDLL(h5py.h5p.__file__).H5Pset_istore_k
+    except (OSError, AttributeError) as exc:
+        log.debug("H5Pset_istore_k not found (%s): HDF5's default chunk index nodes", exc)
+        return None
+    setter.argtypes = (ctypes.c_int64, ctypes.c_uint)  # hid_t is 64 bits since HDF5 1.10
+    setter.restype = ctypes.c_int
+    return setter
+
+
+def _set_istore_k(fcpl, k: int) -> None:
+    """Chunk index nodes of 2 k entries in files created with fcpl; where HDF5's function
+    cannot be had the default stays (larger small files, nothing else: superblock version 1
+    records k, and every HDF5 since 1.6 reads it)."""
+    setter = _istore_k_setter()
+    if setter is not None and setter(fcpl.id, k) < 0:
+        log.debug("H5Pset_istore_k(%d) failed: HDF5's default chunk index nodes", k)
 
 
 def _crash_safe_file(path: Path, chunk_bytes: int) -> h5py.File:
@@ -86,7 +153,15 @@ def _crash_safe_file(path: Path, chunk_bytes: int) -> h5py.File:
     8 MiB per dataset, kept the last 8 chunks of every frame dataset until the file closed
     (on a 100-element rod, RSS grew 11 MB every 432 frames, up to about 100 MB); a chunk
     larger than the cache would go to the disk at once, before its flush."""
-    f = h5py.File(path, "w", rdcc_nbytes=chunk_bytes)
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    fapl.set_libver_bounds(h5py.h5f.LIBVER_EARLIEST, h5py.h5f.LIBVER_LATEST)  # h5py's default
+    cache = list(fapl.get_cache())
+    cache[2] = chunk_bytes
+    fapl.set_cache(*cache)
+    fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+    fcpl.set_obj_track_times(False)  # h5py's default
+    _set_istore_k(fcpl, ISTORE_K)
+    f = h5py.File(h5py.h5f.create(os.fsencode(path), h5py.h5f.ACC_TRUNC, fapl=fapl, fcpl=fcpl))
     config = f.id.get_mdc_config()
     config.evictions_enabled = False  # needs a fixed cache size
     config.incr_mode = 0  # H5C_incr__off
@@ -111,25 +186,53 @@ def _write_mesh(f: h5py.File, mesh: Mesh) -> None:
                 ds.attrs["names"] = list(getattr(mesh, d.names))
 
 
-def _create_frame_dataset(f: h5py.File, d: Dataset, sizes: dict) -> h5py.Dataset:
+def compression_filters(compression: str) -> dict:
+    """h5py's create_dataset keywords for output.compression: none, gzip, gzip:LEVEL (1-9)
+    or lzf. The byte shuffle goes with either: it puts the bytes of equal significance of
+    the float64s side by side, where the compressors find more repeats (a 301-frame ring:
+    0.55 of the data with it, 0.60 without)."""
+    name, _, level = compression.partition(":")
+    if name == "none":
+        return {}
+    opts = {"compression": name, "shuffle": True}
+    if name == "gzip":
+        opts["compression_opts"] = int(level or 4)
+    return opts
+
+
+def _create_frame_dataset(
+    f: h5py.File, d: Dataset, sizes: dict, expected_frames: int | None, compression: str
+) -> h5py.Dataset:
     shape = concrete_shape(d.shape, sizes)
-    chunk_frames = _chunk_frames(_frame_bytes(d, sizes))
+    frame_bytes = int(np.prod(shape)) * np.dtype(d.dtype).itemsize
+    compressed = is_compressed(frame_bytes, compression)
     ds = f.create_dataset(
         d.path,
         shape=(0, *shape),
         maxshape=(None, *shape),
         dtype=d.dtype,
-        chunks=(chunk_frames, *shape),
+        chunks=(chunk_frames(frame_bytes, expected_frames, compressed), *shape),
+        **(compression_filters(compression) if compressed else {}),
     )
     ds.attrs["description"] = d.description
     return ds
 
 
+def chunk_bound(raw: int, compressed: bool) -> int:
+    """File space one chunk of raw bytes can take. Both filters are optional ones, which
+    store a chunk raw when it would grow, but the bound does not rely on it: LZF's worst
+    case is 33/32 of its input plus a byte, deflate's smaller."""
+    return raw + (raw // 32 + 64 if compressed else 0)
+
+
 def _bytes_for_frame(datasets, k: int) -> int:
     """File space that appending frame k can allocate: a new chunk in every dataset whose
-    chunk k starts (chunks are allocated whole), plus the metadata margin."""
+    chunk k starts (chunks are allocated whole; a compressed chunk is written once, whole),
+    plus the metadata margin."""
     new = sum(
-        ds.chunks[0] * ds.dtype.itemsize * int(np.prod(ds.chunks[1:], dtype=np.int64))
+        chunk_bound(
+            ds.dtype.itemsize * int(np.prod(ds.chunks, dtype=np.int64)), ds.compression is not None
+        )
         for ds in datasets
         if k % ds.chunks[0] == 0
     )
@@ -190,6 +293,8 @@ class ResultsWriter:
         overrides=(),
         extra_attrs=None,
         end_requested: float = float("nan"),
+        expected_frames: int | None = None,
+        compression: str = "none",
     ):
         self.path = Path(path)
         self.previous = previous_path(self.path)
@@ -206,8 +311,10 @@ class ResultsWriter:
         self.tmp = Path(tmp)
         try:
             sizes = {"N": mesh.n_nodes, "E": mesh.n_elements, "P": mesh.n_plates}
-            frame_bytes = [_frame_bytes(d, sizes) for d in FRAME_DATASETS if is_present(d, mesh)]
-            chunk_bytes = max(_chunk_frames(b) * b for b in frame_bytes)
+            chunk_bytes = max(
+                chunk_frames(b, expected_frames, is_compressed(b, compression)) * b
+                for _, b in frame_layout(mesh)
+            )
             f = self.file = _crash_safe_file(self.tmp, chunk_bytes)
             f.attrs["rodsim_version"] = __version__
             f.attrs["layout"] = LAYOUT
@@ -226,7 +333,8 @@ class ResultsWriter:
                 f.attrs[k] = v
             _write_mesh(f, mesh)
             self.datasets = {
-                d: _create_frame_dataset(f, d, sizes) for d in FRAME_DATASETS if is_present(d, mesh)
+                d: _create_frame_dataset(f, d, sizes, expected_frames, compression)
+                for d, _ in frame_layout(mesh)
             }
             _reserve(f, _bytes_for_frame(self.datasets.values(), 0))
             f.flush()
@@ -278,8 +386,9 @@ class ResultsWriter:
             try:
                 self._replace()
             except OSError as exc:
-                raise ResourceError(f"cannot put the new results in place ({exc})",
-                                    file=str(self.path)) from None
+                raise ResourceError(
+                    f"cannot put the new results in place ({exc})", file=str(self.path)
+                ) from None
         self.frames += 1
 
     def _replace(self) -> None:
@@ -287,8 +396,10 @@ class ResultsWriter:
         kept aside as the previous results, unless it is an incomplete run's file and the
         previous results are complete: then the complete ones stay (never lose a result)."""
         if self.path.exists():
-            if self.previous.exists() and not _is_complete(self.path) and _is_complete(
-                self.previous
+            if (
+                self.previous.exists()
+                and not _is_complete(self.path)
+                and _is_complete(self.previous)
             ):
                 self.path.unlink()
                 self.dropped_incomplete = True

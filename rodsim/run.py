@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rodsim import interrupts, output_lock, resources
+from rodsim import estimates, interrupts, output_lock, resources
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build, case_mesh
 from rodsim.errors import (
@@ -131,6 +131,7 @@ def summary(prep: Prepared) -> str:
     lines += [f"note      {note}" for note in mesh.notes]
     if prep.memory:
         lines.append(resources.summary_line(prep.memory))
+    lines += estimates.summary_lines(prep)
     if prep.overrides:
         lines.append("overrides " + ", ".join(prep.overrides))
     return "\n".join(lines)
@@ -338,7 +339,8 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
     started = wallclock.perf_counter()
     with watch.deferred():
         writer = ResultsWriter(h5, mesh, case.text, case.data["title"], prep.overrides,
-                               end_requested=p.t_end)
+                               end_requested=p.t_end, expected_frames=p.n_frames,
+                               compression=case.data["output"]["compression"])
     series = None
     last, status, detail, error = None, COMPLETE, "", None
     stopped = []

@@ -96,6 +96,8 @@ CLI_CASES = [
     "unknown_set",
     "fix_unknown_dof",
     "set_bad_yaml_value",
+    "output_compression_unknown",
+    "output_compression_level",
 ]
 
 

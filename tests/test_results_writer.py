@@ -3,10 +3,12 @@ every frame is reserved before it is written, a refused reservation leaves every
 frame readable with the status recorded, previous results are kept until a run completes,
 and the ParaView series lists exactly its complete files."""
 
+import dataclasses
 import errno
 import os
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 from test_results_format import random_frame, random_mesh
@@ -218,11 +220,110 @@ def test_the_status_line_says_off_schedule_only_when_the_last_frame_is():
 
     stopped_on_a_frame = RunStatus("interrupted", "SIGTERM", 10.0, 5.0, False)
     assert stopped_on_a_frame.text() == "interrupted by SIGTERM: last frame t = 5 of 10"
-    assert RunStatus("interrupted", "SIGINT", 10.0, 5.5, True).text().endswith(
-        "of 10 (off-schedule)"
+    assert (
+        RunStatus("interrupted", "SIGINT", 10.0, 5.5, True).text().endswith("of 10 (off-schedule)")
     )
     # a lock of another run (another pid) does not make this file "running"
     killed = RunStatus("running", "", 10.0, 2.0, False, "h", 7)
     alive_other = {"host": "h", "pid": 8, "alive": True}
     assert killed.text(alive_other).startswith("incomplete: still running or killed")
     assert killed.text({"host": "h", "pid": 7, "alive": True}).startswith("running (pid 7 on h)")
+
+
+def _big_mesh(rng, nodes=60):
+    """Rods and plates large enough that the per-node datasets are compressed (>= 384 bytes a
+    frame) while the scalars are not."""
+    mesh = random_mesh(rng, True, True)
+    e, p = nodes - 1, nodes // 2
+    return dataclasses.replace(
+        mesh,
+        points=rng.normal(size=(nodes, 3)),
+        frames=rng.normal(size=(nodes, 3, 3)),
+        conn=rng.integers(0, nodes, (e, 2)),
+        end_frames=rng.normal(size=(e, 2, 3, 3)),
+        section=rng.integers(0, 2, e),
+        part=rng.integers(0, 3, e),
+        plates=rng.integers(0, nodes, (p, 4)),
+        plate_section=rng.integers(0, 2, p),
+        plate_part=rng.integers(0, 3, p),
+        plate_frames=rng.normal(size=(p, 4, 3, 3)),
+    )
+
+
+def _smooth(frame, k):
+    """The frame with smooth fields on a grid of 1/64: few mantissa bits, so compressible (as
+    the zeros and exact values in simulation results are)."""
+
+    def field(a):
+        if a is None or np.ndim(a) == 0:
+            return a
+        wave = np.sin(0.01 * k + np.arange(np.size(a)).reshape(np.shape(a)) / 50.0)
+        return np.round(64.0 * wave) / 64.0
+
+    skip = ("off_schedule", "directors")
+    fields = [f.name for f in dataclasses.fields(frame) if f.name not in skip]
+    return dataclasses.replace(frame, **{name: field(getattr(frame, name)) for name in fields})
+
+
+@pytest.mark.parametrize("compression", ["gzip", "gzip:9", "lzf"])
+def test_compressed_results_read_back_identical(tmp_path, compression):
+    rng = np.random.default_rng(3)
+    mesh = _big_mesh(rng)
+    written = [_smooth(random_frame(rng, mesh), k) for k in range(12)]
+    paths = {}
+    for c in ("none", compression):
+        paths[c] = tmp_path / f"{c.replace(':', '')}.h5"
+        with ResultsWriter(paths[c], mesh, "case", expected_frames=12, compression=c) as w:
+            for fr in written:
+                w.write(fr)
+    with open_results(paths["none"]) as plain, open_results(paths[compression]) as packed:
+        assert frame_count(packed) == 12
+        for k in range(12):
+            for field in ("position", "rotation", "force", "plate_shear", "time", "residual"):
+                a, b = getattr(read_frame(plain, k), field), getattr(read_frame(packed, k), field)
+                assert np.array_equal(a, b), (k, field)
+        for name in _datasets(packed):
+            assert np.array_equal(plain[name][()], packed[name][()]), name
+        big = packed["nodes/position"]
+        assert big.compression == compression.partition(":")[0] and big.shuffle
+        assert big.chunks[0] == 1  # each chunk written once, whole (docs/results.md)
+        assert packed["time"].compression is None  # 8 bytes a frame: not worth an index entry
+        assert _frame_storage(packed) < 0.5 * _frame_storage(plain)
+
+
+def _datasets(f) -> list:
+    names = []
+    f.visititems(lambda name, obj: names.append(name) if isinstance(obj, h5py.Dataset) else None)
+    return names
+
+
+def _frame_storage(f) -> int:
+    """File bytes allocated to the per-frame datasets."""
+    return sum(f[n].id.get_storage_size() for n in _datasets(f) if not n.startswith("mesh/"))
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "lzf"])
+def test_the_reservation_bounds_what_every_frame_allocates(tmp_path, monkeypatch, compression):
+    """Random numbers, which compression cannot shrink (the worst case), and more frames than
+    planned, so that chunks of many frames start again and again: every frame's new chunks
+    fit the chunk part of the space reserved before it, and all it allocates the whole."""
+    rng = np.random.default_rng(4)
+    mesh = _big_mesh(rng, nodes=30)
+    written = [random_frame(rng, mesh) for _ in range(3)]
+    reserved = []
+    real = results_writer._reserve
+
+    def reserve(f, nbytes):
+        reserved.append((f.id.get_filesize(), _frame_storage(f), nbytes))
+        real(f, nbytes)
+
+    monkeypatch.setattr(results_writer, "_reserve", reserve)
+    path = tmp_path / "r.h5"
+    with ResultsWriter(path, mesh, "", expected_frames=20, compression=compression) as w:
+        for k in range(45):
+            w.write(written[k % 3])
+            end, stored, nbytes = reserved[-1]
+            chunks = nbytes - results_writer.METADATA_MARGIN
+            grown = _frame_storage(w.file) - stored
+            assert grown <= chunks, (k, grown, chunks)
+            assert w.file.id.get_filesize() - end <= nbytes

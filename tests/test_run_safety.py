@@ -213,9 +213,10 @@ def check_after_write_failure(folder: Path, err: str) -> None:
     assert not list(folder.glob(".*partial"))
 
 
-def test_a_file_size_limit_stops_cleanly(tmp_path, warm):
+@pytest.mark.parametrize("compression", ["none", "gzip"])
+def test_a_file_size_limit_stops_cleanly(tmp_path, warm, compression):
     """RLIMIT_FSIZE makes writes past 2 MB fail with EFBIG: a real OS write failure that any
-    machine can produce."""
+    machine can produce. Compressed, the frames still take more than 2 MB."""
     import resource
 
     case = write_case(tmp_path, t_end=2.0, interval=0.001)  # 2001 frames, about 12 MB
@@ -223,7 +224,8 @@ def test_a_file_size_limit_stops_cleanly(tmp_path, warm):
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (2 << 20, 2 << 20))
 
-    done = rodsim("run", case, "-o", tmp_path / "r.h5", preexec_fn=limit)
+    compress = ("--set", f"output.compression={compression}")
+    done = rodsim("run", case, "-o", tmp_path / "r.h5", *compress, preexec_fn=limit)
     assert done.returncode == 4, done.stderr
     assert "File too large" in done.stderr
     check_after_write_failure(tmp_path, done.stderr)

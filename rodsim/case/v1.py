@@ -471,11 +471,30 @@ SOLVER = Record((
           default=1e-13),
 ), rules=(_step_count,))
 
+
+@dataclass(frozen=True)
+class Compression:
+    """output.compression: none, gzip, gzip:LEVEL or lzf (rodsim.results_writer)."""
+
+    def expected(self) -> str:
+        return "one of none, gzip, gzip:1 to gzip:9 (the level; gzip is gzip:4), lzf"
+
+    def check(self, value, path: Path):
+        name, colon, level = value.partition(":") if isinstance(value, str) else ("", "", "")
+        if value in ("none", "gzip", "lzf") or (
+            name == "gzip" and colon and level in tuple("123456789")
+        ):
+            return value
+        raise fail(path, f"expected {self.expected()}, got {show(value)}")
+
+
 OUTPUT = Record((
     Field("every", COUNT, "steps between frames", optional=True),
     Field("interval", POSITIVE, "simulated time between frames (default: t_end / 100)",
           optional=True),
     Field("vtk", Boolean(), "also write the ParaView series", default=True),
+    Field("compression", Compression(), "compression of the results file's frames: gzip "
+          "(any HDF5 reader) or lzf (faster, h5py only); docs/results.md", default="none"),
 ), rules=(_at_most_one("every", "interval"),))
 
 CASE = Record((
@@ -497,5 +516,5 @@ CASE = Record((
           default={"velocity": (0.0,) * 3, "angular_velocity": (0.0,) * 3, "center": (0.0,) * 3}),
     Field("solver", SOLVER, "analysis and integrator settings"),
     Field("output", OUTPUT, "frames and files", default={"every": None, "interval": None,
-                                                          "vtk": True}),
+                                                          "vtk": True, "compression": "none"}),
 ), doc="A rodsim case file, schema v1.")

@@ -1,0 +1,232 @@
+"""What a run will take, estimated before it starts (``rodsim check``, ``rodsim run``): the
+size of its results file and its wall time.
+
+Results file: exact arithmetic where it can be (the data, the chunks the writer allocates
+for the planned frames: rodsim.results_writer.chunk_frames) plus the HDF5 bookkeeping (object
+headers, chunk indexes, groups), two constants fitted on 144 files of 7 to 600 nodes, 1 to
+1000 frames and 1 to 30 node sets (``python benchmarks/estimates_calibrate.py --fit-size``),
+whose residuals were -3.2 to +2.9 kB. With compression the frames take what their data
+allows; the estimate is then the file without, an upper bound.
+
+Run time: a cost table measured on one machine (STEP to PARALLEL below) times the plan's
+steps and frames. Explicit runs come within 1.35x of the warm run on the examples, the
+implicit scheme and equilibrium within 2x where they take about the Newton iterations
+assumed (ITERATIONS); benchmarks/estimates.py compares them.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rodsim.mesh.assemble import Mesh
+from rodsim.resources import format_size
+from rodsim.results_format import MESH_DATASETS, is_present
+from rodsim.results_writer import ISTORE_K, chunk_frames, frame_layout, is_compressed
+
+# HDF5 bookkeeping (fitted, see the docstring): each per-frame dataset (object header,
+# description attribute, the first node of its chunk index; and a share of the file's own:
+# superblock, groups, root attributes, which the 22 to 26 frame datasets of every file cannot
+# tell apart from a constant) and each mesh dataset (object header, attributes).
+FRAME_DATASET_BYTES = 1626
+MESH_DATASET_BYTES = 394
+
+
+@dataclass(frozen=True)
+class ResultsSize:
+    """The estimated results file: its bytes, for frames frames of frame_bytes data each;
+    compressed: some datasets are compressed, and bytes is what the file would take
+    without (an upper bound)."""
+
+    bytes: int
+    frames: int
+    frame_bytes: int
+    compressed: bool = False
+
+
+def _index_bytes(chunks: int, rank: int) -> int:
+    """Chunk index bytes beyond the first node (in FRAME_DATASET_BYTES): nothing up to one
+    node's 2 K entries; past that the node splits, which costs about one and a half nodes
+    more, and each further chunk its entry (key: size, filter mask, rank + 1 offsets; child
+    address) in nodes about 3/4 full: 64 bytes a chunk of a 3-D dataset, as measured."""
+    if chunks <= 2 * ISTORE_K:
+        return 0
+    key = 8 + 8 * (rank + 1)
+    node = 24 + 2 * ISTORE_K * 8 + (2 * ISTORE_K + 1) * key
+    return 3 * node // 2 + (chunks - 2 * ISTORE_K) * (key + 8) * 4 // 3
+
+
+def _mesh_data(mesh: Mesh) -> tuple[int, int]:
+    """(bytes, datasets) of the mesh/ datasets the writer writes for mesh."""
+    data = count = 0
+    for d in MESH_DATASETS:
+        if not is_present(d, mesh):
+            continue
+        value = getattr(mesh, d.source)
+        for item in value.values() if isinstance(value, dict) else [value]:
+            data += np.asarray(item).size * 8
+            count += 1
+    return data, count
+
+
+def results_size(
+    mesh: Mesh,
+    frames: int,
+    compression: str = "none",
+    text_bytes: int = 0,
+    constants: tuple = (FRAME_DATASET_BYTES, MESH_DATASET_BYTES),
+) -> ResultsSize:
+    """The results file of frames frames of mesh (text_bytes: the case text, title and
+    overrides the file keeps; constants: the fitted bookkeeping bytes, which
+    benchmarks/estimates_calibrate.py --fit-size varies)."""
+    frame_dataset_bytes, mesh_dataset_bytes = constants
+    total = text_bytes
+    frame_bytes = 0
+    compressed = False
+    for d, per in frame_layout(mesh):
+        squeezed = is_compressed(per, compression)
+        compressed |= squeezed
+        c = chunk_frames(per, frames, squeezed)
+        chunks = -(-frames // c)
+        total += frame_dataset_bytes + chunks * c * per + _index_bytes(chunks, len(d.shape) + 1)
+        frame_bytes += per
+    data, count = _mesh_data(mesh)
+    total += data + count * mesh_dataset_bytes
+    return ResultsSize(int(total), frames, frame_bytes, compressed)
+
+
+# --- run time -------------------------------------------------------------------------------
+
+# The cost table, in seconds: measured by `python benchmarks/estimates_calibrate.py` with a
+# warm numba cache on a 2-core AMD EPYC VM (x86_64, Python 3.11, numba 0.68, h5py 3.16 with
+# HDF5 2.0), one thread, on straight rods of 10 to 1000 elements and square plates of 8 x 8 to
+# 32 x 32 quads, and fitted by least squares. Other machines differ by their single-core
+# speed, which the estimate does not know.
+STEP = {  # one explicit time step: (fixed, per rod element, per plate element)
+    (2, "SO3xR3"): (3.6e-6, 1.68e-7, 8.5e-7),
+    (4, "SO3xR3"): (4.4e-6, 4.29e-7, 2.41e-6),
+    (2, "SE3"): (3.6e-6, 6.09e-7, 1.85e-6),
+}
+# One Newton iteration (a sparse LU factorisation and solve) of an implicit time step or an
+# equilibrium load step: (fixed, per rod element, c, a) with c P^a for P plate elements (the
+# LU of a plate fills faster than its size grows; of a rod not).
+NEWTON = {
+    "implicit": (8.7e-4, 2.65e-5, 6.2e-5, 1.30),
+    "equilibrium": (1.6e-3, 1.91e-5, 7.2e-5, 1.26),
+}
+# Newton iterations a step takes, which the case does not tell: the implicit scheme took 2 to
+# 3 at the calibration's steps (larger steps take more); equilibrium took 2 (a nearly linear
+# problem) to 8 per load step on the examples in inputs/, and a load step that needs
+# pseudo-time continuation many more (the second of bend45: 61). Equilibrium estimates are
+# the roughest: off by the ratio of the iterations taken to these.
+ITERATIONS = {"implicit": 3, "equilibrium": 5}
+FRAME = (4.7e-3, 1.45e-6, 2.9e-6)  # writing a frame to the results file: fixed, per node, plate
+VTK_FRAME = (2.4e-3, 4.8e-6, 0.5e-6)  # ... and to the ParaView series
+# Compressing a frame: per compressed dataset, per compressed byte (gzip at level 4; lzf's
+# figures are within the noise of two runs)
+COMPRESS = {"gzip": (1.0e-4, 2.0e-8), "lzf": (3.5e-5, 1.0e-8)}
+# Loading the compiled kernels from numba's cache, in the run (a fresh process): 0.11 to
+# 0.16 s whatever the scheme; the first run on a machine compiles them instead (minutes).
+START = 0.13
+# The parallel explicit step (solver.parallel; from 2000 elements with 'auto') against one
+# thread: 0.88 at 4000 elements on the 2-core VM. Threads that wait for a busy core make it
+# much slower (64 times, measured while another job ran the test suite).
+PARALLEL = 0.88
+
+
+@dataclass(frozen=True)
+class RunTime:
+    """The estimated wall time of a run: seconds; kind, the cost table's row (the solver);
+    steps, the part of the time steps (or Newton iterations), frames the part of writing."""
+
+    seconds: float
+    kind: str
+    steps: float
+    frames: float
+
+
+def _cost(row: tuple, elements: int, plates: int) -> float:
+    fixed, per_element, per_plate = row
+    return fixed + per_element * elements + per_plate * plates
+
+
+def _newton(kind: str, elements: int, plates: int) -> float:
+    fixed, per_element, c, a = NEWTON[kind]
+    return fixed + per_element * elements + (c * plates**a if plates else 0.0)
+
+
+def _compressed(mesh: Mesh, compression: str) -> tuple[int, int]:
+    """(datasets, bytes a frame) that compression compresses in the results of mesh."""
+    squeezed = [b for _, b in frame_layout(mesh) if is_compressed(b, compression)]
+    return len(squeezed), sum(squeezed)
+
+
+def run_time(prep) -> RunTime:
+    """The wall time of the run of a prepared case (rodsim.run.Prepared), loading the kernels
+    included, starting Python and building the model not (the time `rodsim run` reports in
+    its `done` line)."""
+    s, p, m = prep.case.data["solver"], prep.plan, prep.setup.model
+    e, n_plates = m.n_elements, m.n_plates
+    if p.kind == "explicit":
+        order, group = int(s["order"]), s["group"]
+        row = STEP.get((order, group))
+        if row is None:  # order 4 on SE3: order 4's cost, SE3's extra
+            se3 = _cost(STEP[(2, "SE3")], e, n_plates) / _cost(STEP[(2, "SO3xR3")], e, n_plates)
+            per_step = _cost(STEP[(4, "SO3xR3")], e, n_plates) * se3
+        else:
+            per_step = _cost(row, e, n_plates)
+        if p.parallel:
+            per_step *= PARALLEL
+        kind = f"explicit order {order}, {group}" + (", parallel" if p.parallel else "")
+    else:
+        per_step = ITERATIONS[p.kind] * _newton(p.kind, e, n_plates)
+        kind = f"{p.kind}, ~{ITERATIONS[p.kind]} Newton iterations a step"
+    output = prep.case.data["output"]
+    per_frame = _cost(FRAME, m.n_nodes, n_plates) + (
+        _cost(VTK_FRAME, m.n_nodes, n_plates) if output["vtk"] else 0.0
+    )
+    compression = output["compression"].partition(":")[0]
+    if compression != "none":
+        per_dataset, per_byte = COMPRESS[compression]
+        datasets, data = _compressed(prep.setup.mesh, output["compression"])
+        per_frame += per_dataset * datasets + per_byte * data
+    steps, frames = p.n_steps * per_step, p.n_frames * per_frame
+    return RunTime(START + steps + frames, kind, steps, frames)
+
+
+def results_size_of(prep) -> ResultsSize:
+    """The results file of a prepared case (rodsim.run.Prepared)."""
+    case = prep.case
+    text = len(case.text.encode()) + len(case.data["title"].encode())
+    text += len("\n".join(prep.overrides).encode())
+    compression = case.data["output"]["compression"]
+    return results_size(prep.setup.mesh, prep.plan.n_frames, compression, text)
+
+
+def format_duration(seconds: float) -> str:
+    """0.31 s, 12 s, 4.5 min, 3.2 h: two significant digits, in the unit that reads best."""
+    if seconds < 100:
+        return f"{seconds:.2g} s"
+    if seconds < 6000:
+        return f"{seconds / 60:.2g} min"
+    return f"{seconds / 3600:.2g} h"
+
+
+def summary_lines(prep) -> list[str]:
+    """The summary's results and run time lines, e.g.
+    'results   about 7.3 MiB (301 frames x 24.9 KiB)' and
+    'run time  about 2.2 s (explicit order 2, SO3xR3: steps 0.05 s, frames 2 s)'."""
+    size = results_size_of(prep)
+    compression = prep.case.data["output"]["compression"]
+    each = format_size(size.frame_bytes)
+    results = (
+        f"results   at most about {format_size(size.bytes)} ({size.frames} frames x {each} "
+        f"before {compression.partition(':')[0]} compression)"
+        if size.compressed
+        else f"results   about {format_size(size.bytes)} ({size.frames} frames x {each})"
+    )
+    t = run_time(prep)
+    return [
+        results,
+        f"run time  about {format_duration(t.seconds)} ({t.kind}: steps "
+        f"{format_duration(t.steps)}, frames {format_duration(t.frames)})",
+    ]
