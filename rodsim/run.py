@@ -27,7 +27,7 @@ from rodsim.errors import (
     RodsimError,
 )
 from rodsim.integrators import dynamics, equilibrium, implicit
-from rodsim.integrators.planning import Plan, plan
+from rodsim.integrators.planning import Plan, plan, split_steps
 from rodsim.interrupts import StopRequested
 from rodsim.model.forces import load_totals
 from rodsim.output import dynamic_frame, static_frame
@@ -92,6 +92,12 @@ def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
     return Prepared(case, setup, p, case.overrides, memory)
 
 
+def _split_note(prep: Prepared) -> str:
+    """', 2 split at load kinks' when steps hold kinks (docs/explicit_scheme.md)."""
+    n = split_steps(prep.setup.model.kinks, prep.plan.dt, prep.plan.n_steps)
+    return f", {n} split at load kinks" if n else ""
+
+
 def summary(prep: Prepared) -> str:
     """The one-screen model summary printed by ``rodsim run`` and ``rodsim check``."""
     d, m, p = prep.case.data, prep.setup.model, prep.plan
@@ -125,7 +131,7 @@ def summary(prep: Prepared) -> str:
         lines += [
             f"time      t_end {s['t_end']:.6g}, dt {p.dt:.6g} "
             f"({p.dt / p.stable_dt:.3g} x stable-step estimate {p.stable_dt:.6g}), "
-            f"{p.n_steps} steps",
+            f"{p.n_steps} steps" + _split_note(prep),
             f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
         ]
     lines += [f"note      {note}" for note in mesh.notes]

@@ -17,6 +17,7 @@ from rodsim.model.timefunc import (
     evaluate,
     evaluate_packed,
     kinks,
+    no_window,
     pack,
     time_function_from_spec,
     value,
@@ -101,7 +102,7 @@ def test_packed_equals_unpacked():
     assert tables.shape == (8, 2) and offsets.tolist() == [0, 0, 3, 3, 4, 4, 8]
     for i, f in enumerate(functions):
         for t in np.linspace(-1.0, 6.0, 57):
-            assert evaluate_packed(kinds, params, tables, offsets, i, t) == value(f, t)
+            assert evaluate_packed(kinds, params, tables, offsets, i, t, no_window()) == value(f, t)
 
 
 def test_pack_empty():
@@ -119,10 +120,10 @@ def _sum_over_time(kind, params, table, ts):
 
 
 @njit
-def _sum_packed(kinds, params, tables, offsets, t):
+def _sum_packed(kinds, params, tables, offsets, t, window):
     total = 0.0
     for i in range(kinds.shape[0]):
-        total += evaluate_packed(kinds, params, tables, offsets, i, t)
+        total += evaluate_packed(kinds, params, tables, offsets, i, t, window)
     return total
 
 
@@ -131,7 +132,7 @@ def test_kernels_callable_from_njit():
     ts = np.array([1.0, 2.5, 3.75, 6.0])
     assert _sum_over_time(f.kind, f.params, f.table, ts) == pytest.approx(80 + 200 + 100)
     packed = pack([f, time_function_from_spec({"ramp": 4.0})])
-    assert _sum_packed(*packed, 1.0) == pytest.approx(80.0 + 0.25)
+    assert _sum_packed(*packed, 1.0, no_window()) == pytest.approx(80.0 + 0.25)
 
 
 def test_time_function_data_is_frozen_and_comparable():

@@ -21,6 +21,7 @@ from rodsim.integrators.explicit import (
     StateArrays,
     make_workspace,
 )
+from rodsim.integrators.planning import next_split
 from rodsim.integrators.stable_step import stable_step
 from rodsim.jit import switch
 from rodsim.model.assembly import Model
@@ -65,6 +66,9 @@ class Explicit:
     max_iterations: int = 0
     mean_iterations: float = 0.0
     kernels: dict = field(default_factory=dict, repr=False)  # see _kernel
+    # times where a load or prescribed motion is not smooth (Model.kinks): a step across one
+    # is taken as sub-steps that end on it (planning.next_split)
+    kinks: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
 
     @property
     def time(self) -> float:
@@ -98,7 +102,8 @@ def start(
     state = initial_state(model) if state is None else state
     if model.prescribed.node.shape[0]:
         impose(model.prescribed, t0, model.x0, model.rot0, state.x, state.rot)
-    run = Explicit(model, settings, state, make_workspace(model.n_nodes, model.n_elements), t0)
+    run = Explicit(model, settings, state, make_workspace(model.n_nodes, model.n_elements), t0,
+                   kinks=np.asarray(model.kinks, dtype=float))
     log.debug("explicit %s order %d, dt %g, %d nodes, %d elements, parallel %s", group, order,
               dt, model.n_nodes, model.n_elements, parallel)  # fmt: skip
     refresh_forces(run)
@@ -128,15 +133,36 @@ def _kernel(run: Explicit, function, args: tuple, rest: tuple) -> Callable:
 
 
 def advance(run: Explicit, n_steps: int) -> None:
-    """Advance n_steps steps; raise NumericalError with advice on failure."""
+    """Advance n_steps steps; raise NumericalError with advice on failure. A step with a load
+    kink inside it is taken as sub-steps that end on the kinks (planning.next_split;
+    docs/explicit_scheme.md, "Time steps and load kinks")."""
+    end = run.step + int(n_steps)
+    while run.step < end:
+        split = next_split(run.kinks, run.t0, run.settings.dt, run.step, end)
+        k = end if split is None else split[0]
+        if k > run.step:
+            _steps(run, run.settings, run.t0, k - run.step)
+        if split is not None:
+            ends = [*split[1], run.t0 + (k + 1) * run.settings.dt]
+            t = run.time
+            for b in ends:
+                _steps(run, run.settings._replace(dt=b - t), t, 1, count=False)
+                t = b
+            run.step += 1
+
+
+def _steps(run: Explicit, cfg: Settings, t0: float, n: int, count: bool = True) -> None:
+    """n steps of the kernel with settings cfg from time t0 (the run's grid, from its current
+    step, when count: the run's step counter then advances)."""
     m = run.model
-    args = (m.nodes, m.terms, run.state, run.settings, run.work)
-    rest = (float(run.t0), int(run.step), int(n_steps))
+    args = (m.nodes, m.terms, run.state, cfg, run.work)
+    rest = (float(t0), int(run.step) if count else 0, int(n))
     done, status, u, v, max_its, sum_its = _kernel(run, explicit.advance, args, rest)(*rest)
-    run.step += done
+    if count:
+        run.step += done
     run.internal, run.external = u, v
     run.max_iterations = max(run.max_iterations, max_its)
-    n_solves = max(done, 1) * run.settings.coefficients.shape[0] * run.model.n_nodes
+    n_solves = max(done, 1) * cfg.coefficients.shape[0] * run.model.n_nodes
     run.mean_iterations = sum_its / n_solves
     if status == explicit.OK:
         return

@@ -494,6 +494,17 @@ def _impose(prescribed, t, x0, rot0, x, rot):
 
 
 @kernel
+def _set_window(prescribed, loads, a, b):
+    """The step [a, b] being taken, for the time functions (timefunc.window_time)."""
+    loads.window[0] = a
+    loads.window[1] = b
+    if prescribed is None:
+        return
+    prescribed.window[0] = a
+    prescribed.window[1] = b
+
+
+@kernel
 def advance(m, terms, s, cfg, w, t0, k0, n_steps):
     """Advance n_steps steps of size cfg.dt from step index k0 (time t0 + k0 dt would drift by
     round-off, so times are t0 + k dt). On entry (f, tau) must hold the forces at the current
@@ -507,14 +518,19 @@ def advance(m, terms, s, cfg, w, t0, k0, n_steps):
     max_its = 0
     sum_its = 0
     coeffs = cfg.coefficients
+    # a composition's stages reach beyond the step: its loads follow the step's smooth piece
+    windowed = coeffs.shape[0] > 1
     for k in range(n_steps):
         t_sub = t0 + (k0 + k) * cfg.dt
+        if windowed:
+            _set_window(m.prescribed, terms.loads, t_sub, t0 + (k0 + k + 1) * cfg.dt)
         for c in range(coeffs.shape[0]):
             h = coeffs[c] * cfg.dt
             _drift(cfg.parallel, m, s, cfg, w, h)
             for a in range(w.iters.shape[0]):
                 its = w.iters[a]
                 if its < 0:
+                    _set_window(m.prescribed, terms.loads, math.nan, math.nan)
                     return k, NEWTON_FAILED, u, v, max_its, sum_its
                 sum_its += its
                 if its > max_its:
@@ -526,5 +542,7 @@ def advance(m, terms, s, cfg, w, t0, k0, n_steps):
             u, v = compute_forces(m, terms, s, w, t_sub, cfg.parallel)
             _kick(cfg.parallel, m, s, w, h)
         if not math.isfinite(u):
+            _set_window(m.prescribed, terms.loads, math.nan, math.nan)
             return k + 1, NOT_FINITE, u, v, max_its, sum_its
+    _set_window(m.prescribed, terms.loads, math.nan, math.nan)
     return n_steps, OK, u, v, max_its, sum_its

@@ -20,6 +20,7 @@ from rodsim.errors import NumericalError
 from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import Diagnostics, diagnostics
 from rodsim.integrators.explicit import GROUPS, StateArrays
+from rodsim.integrators.planning import next_split
 from rodsim.integrators.sparsity import Pattern, make_pattern
 from rodsim.jit import kernel, switch
 from rodsim.lie import so3
@@ -203,7 +204,8 @@ def prescribed_targets(pa, t, x0, rot0, x, rot, target_x, target_rot, flags):
             target_x[a, k] = x[a, k]
             target_rot[a, k] = 0.0
     for k in range(pa.node.shape[0]):
-        f = evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[k], t)
+        f = evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[k], t,
+                            pa.window)
         a = pa.node[k]
         for i in range(3):
             if pa.translate[k, i]:
@@ -305,6 +307,8 @@ class Implicit:
     max_iterations: int = 0
     residual: float = 0.0
     last: Newton | None = None
+    # Model.kinks: a step across one is taken as sub-steps that end on it (planning.next_split)
+    kinks: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
 
     @property
     def model(self) -> Model:
@@ -340,21 +344,23 @@ def start(model: Model, dt: float, *, group: str = "SO3xR3", state: StateArrays,
     for a in range(model.n_nodes):
         if np.any(mom[a, 3:]):
             xi[a, 3:] = np.linalg.lstsq(model.inertia[a], mom[a, 3:], rcond=None)[0]
-    run = Implicit(solver, float(dt), state, quat, xi, t0, tol, max_iter)
+    run = Implicit(solver, float(dt), state, quat, xi, t0, tol, max_iter,
+                   kinks=np.asarray(model.kinks, dtype=float))
     _energies(run)
     log.debug("implicit %s, dt %g, %d nodes, %d colours", group, dt, model.n_nodes,
               solver.pattern.n_colors)
     return run
 
 
-def take_step(run: Implicit) -> Newton:
-    """One step of the VI; the state moves to k+1 only if Newton converged."""
+def take_step(run: Implicit, t: float | None = None, h: float | None = None) -> Newton:
+    """One step of the VI from time t (default: the run's) of size h (default: dt); the state
+    moves on only if Newton converged."""
     s, st, m = run.solver, run.state, run.model
-    h = run.dt
+    h = run.dt if h is None else h
     x, rot, quat = st.x.copy(), st.rot.copy(), run.quat.copy()  # g_k, kept through the step
     mom = np.empty((m.n_nodes, 6))
     body_momenta(rot, st.p, st.pi, s.se3, mom)
-    t = run.time
+    t = run.time if t is None else t
     sd = step_data(s, x, rot, quat, mom, h, t + 0.5 * h, t + h, vr.DYNAMIC)
     # reference: the momenta and the impulse of the forces over the step
     static = step_data(s, x, rot, quat, mom, 1.0, t + 0.5 * h, t + h, vr.STATIC)
@@ -389,16 +395,27 @@ def rotations(quat, rot):
 def advance(run: Implicit, n_steps: int) -> None:
     """Advance n_steps steps; NumericalError with advice if a Newton solve fails."""
     for _ in range(int(n_steps)):
-        result = take_step(run)
-        run.last = result
-        if not result.converged:
-            hist = ", ".join(f"{r:.3g}" for r in result.history[-6:])
-            raise NumericalError(
-                f"the implicit step's Newton iteration did not converge at t = {run.time:.6g} "
-                f"(step {run.step + 1}) in {result.iterations} iterations (residual history "
-                f"{hist}; target {run.tol:.3g} x {result.reference:.3g}): reduce dt (now "
-                f"{run.dt:.6g}), or raise solver.newton.max_iter", time=run.time, step=run.step)
+        split = next_split(run.kinks, run.t0, run.dt, run.step, run.step + 1)
+        if split is None:
+            _checked_step(run, run.time, run.dt)
+        else:
+            t = run.time
+            for b in [*split[1], run.t0 + (run.step + 1) * run.dt]:
+                _checked_step(run, t, b - t)
+                t = b
         run.step += 1
-        run.max_iterations = max(run.max_iterations, result.iterations)
-        run.residual = max(run.residual, result.residual / result.reference)
     _energies(run)
+
+
+def _checked_step(run: Implicit, t: float, h: float) -> None:
+    result = take_step(run, t, h)
+    run.last = result
+    if not result.converged:
+        hist = ", ".join(f"{r:.3g}" for r in result.history[-6:])
+        raise NumericalError(
+            f"the implicit step's Newton iteration did not converge at t = {t:.6g} "
+            f"(step {run.step + 1}) in {result.iterations} iterations (residual history "
+            f"{hist}; target {run.tol:.3g} x {result.reference:.3g}): reduce dt (now "
+            f"{run.dt:.6g}), or raise solver.newton.max_iter", time=run.time, step=run.step)
+    run.max_iterations = max(run.max_iterations, result.iterations)
+    run.residual = max(run.residual, result.residual / result.reference)

@@ -110,6 +110,41 @@ def plan(case, model, n_elements: int) -> Plan:
                 parallel and not implicit, kind, float(t_end))
 
 
+# A kink closer than this (relative to dt) to a step boundary is on it: splitting the step there
+# would add a sub-step of round-off size and nothing else.
+ON_GRID = 1e-9
+
+
+def next_split(kinks: np.ndarray, t0: float, dt: float, first: int, end: int):
+    """The first step k (first <= k < end) of the grid t0 + k dt that a kink lies strictly
+    inside, and the kinks inside it: (k, cuts), or None. The step is then taken as sub-steps
+    between its ends and the cuts, so that no step integrates across a point where a load or
+    a prescribed motion is not smooth (docs/explicit_scheme.md, "Time steps and load kinks"): a
+    scheme of order p keeps order p, where a step across a kink would be locally O(h^2)
+    (O(h) at a jump) and the global order would drop to 2 (1)."""
+    i = int(np.searchsorted(kinks, t0 + first * dt, side="right"))
+    while i < kinks.shape[0] and kinks[i] < t0 + end * dt:
+        k = min(max(int(math.floor((kinks[i] - t0) / dt)), first), end - 1)
+        if kinks[i] >= t0 + (k + 1) * dt and k + 1 < end:  # floor's round-off
+            k += 1
+        a, b = t0 + k * dt, t0 + (k + 1) * dt
+        j = int(np.searchsorted(kinks, b - ON_GRID * dt, side="left"))
+        cuts = [float(c) for c in kinks[i:j] if c > a + ON_GRID * dt]
+        if cuts:
+            return k, cuts
+        i = max(j, i + 1)
+    return None
+
+
+def split_steps(kinks: np.ndarray, dt: float, n_steps: int) -> int:
+    """How many of the n_steps steps of size dt from t = 0 are split at kinks."""
+    count, k = 0, 0
+    while (split := next_split(kinks, 0.0, dt, k, n_steps)) is not None:
+        count += 1
+        k = split[0] + 1
+    return count
+
+
 MAX_CAYLEY_STEP = 0.75 * math.pi  # the Cayley chart ends at pi; keep well inside it
 
 

@@ -66,6 +66,7 @@ class LoadArrays(NamedTuple):
     pressure_el: np.ndarray
     pressure: np.ndarray
     pressure_tf: np.ndarray
+    window: np.ndarray  # (2,) the step being taken (timefunc.window_time), NaN outside one
 
 
 def pack_loads(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = (),
@@ -115,6 +116,7 @@ def pack_loads(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = (),
         pressure_el=np.asarray(p_el, dtype=np.int64),
         pressure=np.asarray(p_val, dtype=np.float64),
         pressure_tf=np.asarray(p_tf, dtype=np.int64),
+        window=timefunc.no_window(),
     )
 
 
@@ -125,7 +127,9 @@ def no_loads() -> LoadArrays:
 
 @kernel
 def _multiplier(ld, i, t):
-    return timefunc.evaluate_packed(ld.tf_kinds, ld.tf_params, ld.tf_tables, ld.tf_offsets, i, t)
+    return timefunc.evaluate_packed(
+        ld.tf_kinds, ld.tf_params, ld.tf_tables, ld.tf_offsets, i, t, ld.window
+    )
 
 
 @kernel
@@ -184,7 +188,7 @@ def gravity_forces(ld: LoadArrays, mass: np.ndarray, t: float) -> np.ndarray:
     """(N,3) the gravity forces s(t) m_a g at time t (equilibrium: the load multiplier) on
     the lumped masses mass (N,), computed as external_forces adds them (bit for bit)."""
     s = timefunc.evaluate_packed(ld.tf_kinds, ld.tf_params, ld.tf_tables, ld.tf_offsets,
-                                 ld.gravity_tf[0], float(t))
+                                 ld.gravity_tf[0], float(t), ld.window)
     return (s * np.asarray(mass, dtype=float))[:, None] * ld.gravity[None, :]
 
 

@@ -48,6 +48,7 @@ class PrescribedArrays(NamedTuple):
     tf_params: np.ndarray
     tf_tables: np.ndarray
     tf_offsets: np.ndarray
+    window: np.ndarray  # (2,) the step being taken (timefunc.window_time), NaN outside one
 
 
 def pack_prescribed(items: Sequence[Prescribed]) -> PrescribedArrays:
@@ -68,7 +69,7 @@ def pack_prescribed(items: Sequence[Prescribed]) -> PrescribedArrays:
         np.array(node, dtype=np.int64), np.array(translate, dtype=np.int64).reshape(-1, 3),
         np.array(rotate, dtype=np.int64), np.array(u, dtype=float).reshape(-1, 3),
         np.array(theta, dtype=float).reshape(-1, 3), np.array(tf, dtype=np.int64),
-        kinds, params, tables, offsets,
+        kinds, params, tables, offsets, timefunc.no_window(),
     )  # fmt: skip
 
 
@@ -91,7 +92,7 @@ def impose(pa, t, x0, rot0, x, rot):
     """Write the prescribed positions and rotations at time t into x (N,3), rot (N,3,3)."""
     for k in range(pa.node.shape[0]):
         f = timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
-                                     pa.tf[k], t)  # fmt: skip
+                                     pa.tf[k], t, pa.window)  # fmt: skip
         a = pa.node[k]
         for i in range(3):
             if pa.translate[k, i]:
@@ -112,7 +113,7 @@ def prescribed_velocities(pa: PrescribedArrays, t: float, dt: float, v, omega) -
     rate times theta."""
     for k in range(len(pa.node)):
         f = [timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
-                                      pa.tf[k], tk) for tk in (t - dt, t, t + dt)]
+                                      pa.tf[k], tk, pa.window) for tk in (t - dt, t, t + dt)]
         rate = (f[1] - f[0]) / dt if t - dt >= -1e-12 * dt else (f[2] - f[1]) / dt
         if pa.translate[k].any():
             v[pa.node[k]] = np.where(pa.translate[k], rate * pa.u[k], v[pa.node[k]])
@@ -130,10 +131,10 @@ def largest_rotation_step(pa, times):
             continue
         size = math.sqrt(pa.theta[k, 0] ** 2 + pa.theta[k, 1] ** 2 + pa.theta[k, 2] ** 2)
         prev = timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
-                                        pa.tf[k], times[0])  # fmt: skip
+                                        pa.tf[k], times[0], pa.window)  # fmt: skip
         for i in range(1, times.shape[0]):
             f = timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
-                                         pa.tf[k], times[i])  # fmt: skip
+                                         pa.tf[k], times[i], pa.window)  # fmt: skip
             largest = max(largest, abs(f - prev) * size)
             prev = f
     return largest

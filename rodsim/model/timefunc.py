@@ -145,25 +145,29 @@ def value(tf: TimeFunction, t: float) -> float:
 
 
 @kernel
-def _evaluate_rows(kind, p0, p1, p2, table, lo, hi, t):
-    """f(t) of one function; its table is rows lo:hi of table (k, 2). No allocation."""
+def _evaluate_rows(kind, p0, p1, p2, table, lo, hi, t, ts):
+    """f(t) of one function; its table is rows lo:hi of table (k, 2). No allocation. The
+    smooth piece is the one at time ts (ts = t: f itself; else the extension of the piece
+    at ts, see window_time)."""
     if kind == CONSTANT:
         return p0
     if kind == RAMP:
-        return min(max(t / p0, 0.0), 1.0)
+        if ts == t:
+            return min(max(t / p0, 0.0), 1.0)
+        return 0.0 if ts <= 0.0 else 1.0 if ts >= p0 else t / p0
     if kind == SINE:
         return p0 * math.sin(2.0 * math.pi * p1 * t + p2)
     if kind == TABLE:
-        if t > table[hi - 1, 0]:
+        if ts > table[hi - 1, 0]:
             return 0.0
-        if t <= table[lo, 0]:
+        if ts <= table[lo, 0]:
             return table[lo, 1]
-        # bisection for the segment [table[a], table[b]] with table[a, 0] < t <= table[b, 0]
+        # bisection for the segment [table[a], table[b]] with table[a, 0] < ts <= table[b, 0]
         a = lo
         b = hi - 1
         while b - a > 1:
             mid = (a + b) // 2
-            if table[mid, 0] < t:
+            if table[mid, 0] < ts:
                 a = mid
             else:
                 b = mid
@@ -177,7 +181,25 @@ def _evaluate_rows(kind, p0, p1, p2, table, lo, hi, t):
 @kernel
 def evaluate(kind, params, table, t):
     """f(t) for kind (int), params (3,) float64, table (k, 2) float64, t float. No allocation."""
-    return _evaluate_rows(kind, params[0], params[1], params[2], table, 0, table.shape[0], t)
+    return _evaluate_rows(kind, params[0], params[1], params[2], table, 0, table.shape[0], t, t)
+
+
+def no_window() -> np.ndarray:
+    """A time window (2,) float64 that is not set (see window_time)."""
+    return np.full(2, np.nan)
+
+
+@kernel(inline="always")
+def window_time(window, t):
+    """The time whose smooth piece a packed function is evaluated with at time t: t itself,
+    unless window (2,) holds a step [a, b] with no kink strictly inside (its entries are NaN
+    otherwise), then the step's midpoint. So the stages of a composition scheme that lie
+    outside their step (the order-4 triple jump's reach 0.35 h beyond both ends) see the
+    smooth extension of the step's own piece, and the scheme keeps its order across a kink
+    (docs/explicit_scheme.md, "Time steps and load kinks")."""
+    if window[0] <= window[1]:
+        return 0.5 * (window[0] + window[1])
+    return t
 
 
 def pack(functions: Sequence[TimeFunction]):
@@ -200,10 +222,13 @@ def pack(functions: Sequence[TimeFunction]):
 
 
 @kernel
-def evaluate_packed(kinds, params, tables, offsets, i, t):
-    """f_i(t) of function i of :func:`pack` output. No allocation."""
+def evaluate_packed(kinds, params, tables, offsets, i, t, window):
+    """f_i(t) of function i of :func:`pack` output, on the smooth piece window_time(window, t)
+    gives. No allocation."""
+    ts = window_time(window, t)
     return _evaluate_rows(
-        kinds[i], params[i, 0], params[i, 1], params[i, 2], tables, offsets[i], offsets[i + 1], t
+        kinds[i], params[i, 0], params[i, 1], params[i, 2], tables, offsets[i], offsets[i + 1],
+        t, ts,
     )
 
 
