@@ -313,8 +313,8 @@ def warmup(cases):
 def validate(names, quick, report_dir, suite):
     """Run the validation benchmarks (all, or NAMES) and compare with their references.
 
-    Exit code 0 if every compared quantity passes (unavailable benchmarks neither pass nor
-    fail), 1 if any fails, 2 for an unknown NAME or a broken benchmark spec."""
+    Exit code 0 if every compared quantity passes, 1 if any fails, 2 for an unknown NAME or a
+    broken benchmark spec."""
     import tempfile
     from pathlib import Path
 

@@ -25,10 +25,6 @@ class CaseError(RodsimError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
-class Unavailable(CaseError):
-    """Valid input asking for something this version of rodsim does not do yet (plates)."""
-
-
 class NumericalError(RodsimError):
     """The numerical solution failed (non-finite state, blow-up, Newton divergence)."""
 

@@ -87,7 +87,7 @@ def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
         setup = build(case, mesh)
         del mesh  # build may have replaced the frames (plates): free the old ones
         p = plan(case, setup.model, setup.model.n_elements)
-    except CaseError as exc:  # keep the class (Unavailable), add the file
+    except CaseError as exc:  # keep the class, add the file
         raise type(exc)(exc.reason, file=where, key=exc.key) from None
     return Prepared(case, setup, p, case.overrides, memory)
 

@@ -87,7 +87,8 @@ def test_api_reproduces_rodsim_run_bit_for_bit(kind, tmp_path):
     res, out = cli_run(case, tmp_path, *overrides)
     assert res.exit_code == 0, res.output
     written = rodsim.read_results(out)
-    assert written.status.complete and written.n_frames >= 4
+    assert written.status.complete
+    assert written.n_frames >= 4
     in_memory = rodsim.run_in_memory(case, overrides=overrides)
     assert_same_results(in_memory, written)
     assert (in_memory.case, in_memory.overrides) == (written.case, written.overrides)
@@ -100,7 +101,8 @@ def test_run_case_writes_what_the_cli_writes(tmp_path):
     case, overrides = RUNS["explicit"]
     result = rodsim.run_case(case, tmp_path / "api.h5", overrides=overrides, vtk=False)
     res, out = cli_run(case, tmp_path, *overrides)
-    assert result.frames == 6 and result.steps == 100
+    assert result.frames == 6
+    assert result.steps == 100
     assert_same_results(rodsim.read_results(result.path), rodsim.read_results(out))
 
 
@@ -114,9 +116,11 @@ def test_progress_reaches_the_end():
 
 def test_results_frame_and_mesh():
     results = rodsim.run_in_memory(*RUNS["explicit"][:1], overrides=RUNS["explicit"][1])
-    assert results.x is results.position and results.x.shape == (6, 11, 3)
+    assert results.x is results.position
+    assert results.x.shape == (6, 11, 3)
     frame = results.frame(5)
-    assert frame.time == results.time[5] and frame.total == results.total[5]
+    assert frame.time == results.time[5]
+    assert frame.total == results.total[5]
     np.testing.assert_array_equal(frame.position, results.position[5])
     np.testing.assert_allclose(frame.directors[0] @ frame.directors[0].T, np.eye(3), atol=1e-14)
     assert list(results.mesh.elements("beam")) == list(range(10))
@@ -180,7 +184,8 @@ def test_check_prints_what_rodsim_check_prints():
     assert res.exit_code == 0
     text = rodsim.check(SPAGHETTI, ["solver.t_end=2"])
     assert res.output == text + "\nok\n"
-    assert "t_end 2, dt 0.005" in text and text.endswith("beam.all, beam.end, beam.start")
+    assert "t_end 2, dt 0.005" in text
+    assert text.endswith("beam.all, beam.end, beam.start")
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -200,7 +205,8 @@ def test_errors_name_the_source_and_the_key():
     exc = _error(rodsim.case_from_dict, {"rodsim": 1, "title": object()})
     assert (exc.file, exc.key) == ("<dict>", "title")
     exc = _error(rodsim.case_from_yaml, "rodsim: 1\nmesh: [\n")
-    assert exc.file == "<string>" and exc.key.startswith("line ")
+    assert exc.file == "<string>"
+    assert exc.key.startswith("line ")
     exc = _error(rodsim.load_case, SPAGHETTI, ["loads[3].force=[1, 0, 0]"])
     assert (exc.file, exc.key) == (str(SPAGHETTI), "loads[3]")
     exc = _error(rodsim.load_case(SPAGHETTI).with_overrides, "solver.order=3")
@@ -307,7 +313,8 @@ def test_prescribed_motion_from_python():
     motion.displacement = (None, None, 0.01)
     assert sim.state.x[8, 2] == 0.0  # reached at the end of the next step
     sim.step()
-    assert sim.state.x[8, 2] == 0.01 and sim.state.p[8, 2] == 0.0
+    assert sim.state.x[8, 2] == 0.01
+    assert sim.state.p[8, 2] == 0.0
     assert (
         _error(setattr, motion, "displacement", (0.1, None, 0.01)).key
         == "boundary[1].prescribe.displacement"

@@ -39,7 +39,8 @@ def header(path: Path) -> dict:
 def run_case(path: Path):
     """(case file given to rodsim, overrides, expected header) for one bad case."""
     h = header(path)
-    assert h.get("expect") and "key" in h, f"{path.name} needs '# expect:' and '# key:' lines"
+    assert h.get("expect"), f"{path.name} needs '# expect:' and '# key:' lines"
+    assert "key" in h, f"{path.name} needs '# expect:' and '# key:' lines"
     return (BASE if h["set"] else path), h["set"], h
 
 

@@ -29,7 +29,8 @@ def test_set_changes_one_alias_copy_only(tmp_path):
 def test_set_every_replaces_interval(tmp_path):
     text = ALIASED + "output: {interval: 0.1}\n"
     case = case_from_text(text, tmp_path / "c.yaml", ["output.every=3"])
-    assert case.data["output"]["every"] == 3 and case.data["output"]["interval"] is None
+    assert case.data["output"]["every"] == 3
+    assert case.data["output"]["interval"] is None
 
 
 def _bomb(levels: int) -> str:
@@ -59,7 +60,8 @@ def test_moderate_alias_use_is_accepted(tmp_path):
     assert 9**4 < EXPANSION[1]
     with pytest.raises(CaseError) as err:
         case_from_text(_bomb(3), tmp_path / "small.yaml")
-    assert "unknown key 'l0'" in str(err.value) and "expand" not in str(err.value)
+    assert "unknown key 'l0'" in str(err.value)
+    assert "expand" not in str(err.value)
 
 
 def test_recursive_alias_is_refused(tmp_path):

@@ -32,7 +32,8 @@ def test_run_prints_summary_then_results(results):
                      "dt 0.005 (0.506 x stable-step estimate 0.0098773)", "100 steps",
                      "6 frames", str(out), str(out.with_suffix(".pvd"))):
         assert expected in text, expected
-    assert out.exists() and out.with_suffix(".pvd").exists()
+    assert out.exists()
+    assert out.with_suffix(".pvd").exists()
 
 
 def test_run_quiet_prints_nothing(tmp_path):
@@ -67,7 +68,8 @@ def test_check_reports_stable_step_and_sets():
     res = CliRunner().invoke(main, ["check", str(SPAGHETTI)])
     assert res.exit_code == 0
     assert "stable-step estimate 0.0098773" in res.output
-    assert "beam.end" in res.output and res.output.strip().endswith("ok")
+    assert "beam.end" in res.output
+    assert res.output.strip().endswith("ok")
 
 
 def test_info(results):
@@ -94,7 +96,8 @@ def test_plot_writes_png(results, tmp_path, what):
     png = tmp_path / "p.png"
     res = CliRunner().invoke(main, ["plot", str(out), what, "-o", str(png)])
     assert res.exit_code == 0, _err(res)
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 10_000
 
 
 @pytest.mark.parametrize("what, message", [
@@ -107,7 +110,8 @@ def test_plot_errors(results, what, message):
     out, _ = results
     res = CliRunner().invoke(main, ["plot", str(out), what])
     assert res.exit_code == 2
-    assert message in _err(res) and "Traceback" not in _err(res)
+    assert message in _err(res)
+    assert "Traceback" not in _err(res)
 
 
 @pytest.mark.parametrize("command", ["info", "export", "plot"])
@@ -136,7 +140,10 @@ def test_progress_line_on_a_terminal(capsys):
     p(2.0, 1000, 1000)
     p.done()
     err = capsys.readouterr().err
-    assert "t = 2 / 2" in err and "100%" in err and "steps/s" in err and "ETA 0:00" in err
+    assert "t = 2 / 2" in err
+    assert "100%" in err
+    assert "steps/s" in err
+    assert "ETA 0:00" in err
     quiet = Progress(t_end=2.0, enabled=False)
     quiet(1.0, 500, 1000)
     quiet.done()

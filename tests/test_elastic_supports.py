@@ -306,7 +306,8 @@ def test_bad_supports_are_refused_with_the_key(tmp_path, support, key, words):
                   t_end=0.01)
     result, _ = cli_run(case, tmp_path)
     assert result.exit_code == 2, result.output
-    assert key in result.output and words in result.output, result.output
+    assert key in result.output, result.output
+    assert words in result.output, result.output
     assert "Traceback" not in result.output
 
 
@@ -375,4 +376,5 @@ def test_section_foundation_on_rods_at_an_angle(tmp_path, modulus, code):
     result, _ = cli_run(case, tmp_path)
     assert result.exit_code == code, result.output
     if code:
-        assert "supports[0].frame" in result.output and "angle" in result.output
+        assert "supports[0].frame" in result.output
+        assert "angle" in result.output

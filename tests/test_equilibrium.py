@@ -55,7 +55,8 @@ def test_rollup_closes_the_circle(tmp_path, group, steps):
     np.testing.assert_allclose(np.linalg.norm(corners - corners.mean(axis=0), axis=1), radius,
                                rtol=1e-9)
     np.testing.assert_allclose(m_z, 2 * np.pi * 2 / length, rtol=1e-9)  # M = EI kappa
-    assert np.all(residual <= 1e-8) and np.all(iterations >= 1)
+    assert np.all(residual <= 1e-8)
+    assert np.all(iterations >= 1)
 
 
 def test_bend45_matches_the_converged_reference(tmp_path):
@@ -122,12 +123,15 @@ def test_cantilever_tip_load_matches_mattiasson(tmp_path):
         residual = f["solver/residual"][1:]
         reaction = f["nodes/reaction_force"][-1]
         reaction_moment = f["nodes/reaction_moment"][-1]
-    assert np.all(iterations <= 8) and np.all(residual <= 1e-8)
-    assert abs(-tip[2] - 0.49346) < 1e-3 and abs(1 - tip[0] - 0.16064) < 1e-3
+    assert np.all(iterations <= 8)
+    assert np.all(residual <= 1e-8)
+    assert abs(-tip[2] - 0.49346) < 1e-3
+    assert abs(1 - tip[0] - 0.16064) < 1e-3
     # the clamp carries the load and its moment about the root; nothing elsewhere
     np.testing.assert_allclose(reaction[0], [0, 0, 700], atol=1e-5)
     np.testing.assert_allclose(reaction_moment[0], [0, -700 * tip[0], 0], rtol=1e-9, atol=1e-6)
-    assert not np.any(reaction[1:]) and not np.any(reaction_moment[1:])
+    assert not np.any(reaction[1:])
+    assert not np.any(reaction_moment[1:])
 
 
 def test_displacement_control_passes_the_limit_point(tmp_path):
@@ -145,7 +149,8 @@ def test_displacement_control_passes_the_limit_point(tmp_path):
     np.testing.assert_allclose(u[:, 1], -60 * lam, atol=1e-12)
     assert u[-1, 0] > 10.0  # the free horizontal component moved
     peak = np.argmax(load)
-    assert 0 < peak < len(lam) - 1 and load[-1] < load[peak]
+    assert 0 < peak < len(lam) - 1
+    assert load[-1] < load[peak]
     assert abs(load[peak] / 18790 - 1) < 5e-3
 
 
@@ -198,7 +203,8 @@ def test_continuation_takes_over_where_newton_fails(group):
     eq = equilibrium.start(model, group, h0=0.02)
     assert not equilibrium.newton(eq, 1.0, 25).converged  # the reason continuation exists
     step = equilibrium.solve_load_step(eq, 1.0)
-    assert step.pseudo_steps > 0 and step.residual <= 1e-8
+    assert step.pseudo_steps > 0
+    assert step.residual <= 1e-8
     assert np.linalg.norm(eq.x[-1]) < 1e-6 * length
 
 
@@ -218,7 +224,8 @@ solver: {analysis: equilibrium, scheme: implicit, equilibrium: {max_steps: 30}}
 """)
     res, out = _run(case, tmp_path)
     assert res.exit_code == 3, res.output
-    assert "load multiplier 1" in res.output and "load_steps" in res.output
+    assert "load multiplier 1" in res.output
+    assert "load_steps" in res.output
     with h5py.File(out) as f:
         assert f["time"][:].tolist() == [0.0]
 
@@ -229,7 +236,8 @@ def test_equilibrium_needs_no_t_end_but_dynamics_does(tmp_path):
     case.write_text(text)
     assert CliRunner().invoke(main, ["check", str(case)]).exit_code == 0
     res = CliRunner().invoke(main, ["check", str(case), "--set", "solver.analysis=dynamic"])
-    assert res.exit_code == 2 and "solver.t_end" in res.output
+    assert res.exit_code == 2
+    assert "solver.t_end" in res.output
 
 
 @pytest.mark.parametrize("group", GROUPS)
@@ -265,7 +273,8 @@ def test_buckling_branch_is_followed(tmp_path):
     with h5py.File(out) as f:
         force = 1.5 * f["time"][:]
         uz = np.abs(f["nodes/position"][:, -1, 2])
-    assert np.all(uz[force < 1.0] < 1.0) and np.all(uz[force > 1.2] > 20.0)
+    assert np.all(uz[force < 1.0] < 1.0)
+    assert np.all(uz[force > 1.2] > 20.0)
 
 
 def _column(factor, n=10):
@@ -302,7 +311,8 @@ def test_unsupported_rigid_motions_are_not_instabilities():
         step = equilibrium.solve_load_step(eq, 1.0)
         assert step.residual <= 1e-8
         if not loads:
-            assert step.pseudo_steps == 0 and step.iterations == 0
+            assert step.pseudo_steps == 0
+            assert step.iterations == 0
         else:
             np.testing.assert_allclose(eq.x[4, 0] - eq.x[0, 0], 1.01, rtol=1e-9)
 
@@ -324,7 +334,8 @@ solver: {analysis: equilibrium, scheme: implicit}
 """)
     res, out = _run(case, tmp_path)
     assert res.exit_code == 2, res.output
-    assert "solver.equilibrium.load_steps" in res.output and "at least 2" in res.output
+    assert "solver.equilibrium.load_steps" in res.output
+    assert "at least 2" in res.output
     res, out = _run(case, tmp_path, "solver.equilibrium.load_steps=2")
     assert res.exit_code == 0, res.output
     with h5py.File(out) as f:

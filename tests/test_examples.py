@@ -36,7 +36,8 @@ def test_render_snapshot_example(tmp_path):
                                          "--scalars", "moment.bending3",
                                          "-o", str(tmp_path / "s.png")])
     data = Path(png).read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(data) > 20_000
 
 
 def test_read_results_example(tmp_path, capsys):
@@ -60,15 +61,18 @@ def test_read_results_example(tmp_path, capsys):
     assert "layout 1.2: 3 frames, t = 0 to 1" in capsys.readouterr().out
     doc = (EXAMPLES.parent / "results.md").read_text()
     shown = doc.split("```python\n", 1)[1].split("```", 1)[0]
-    assert len(shown) > 500 and shown in (EXAMPLES / "read_results.py").read_text()
+    assert len(shown) > 500
+    assert shown in (EXAMPLES / "read_results.py").read_text()
 
 
 def test_api_run_example(capsys):
     """docs/examples/api_run.py (docs/python.md): the free ring in memory and to a file."""
     out = _load("api_run").main(["--t-end", "2"])
-    assert out["frames"] == 135 and out["same"]
+    assert out["frames"] == 135
+    assert out["same"]
     assert out["max_displacement"] == pytest.approx(0.0452073, abs=1e-7)  # docs/results.md
-    assert max(out["momentum"]) < 1e-12 and out["band"] < 1e-3
+    assert max(out["momentum"]) < 1e-12
+    assert out["band"] < 1e-3
     assert "135 frames; east node 0 moves at most 0.0452073" in capsys.readouterr().out
 
 

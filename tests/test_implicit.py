@@ -452,4 +452,5 @@ def test_auto_step_of_the_implicit_scheme_is_the_explicit_one(tmp_path):
     case = runner.Path(__file__).parents[1] / "inputs/spaghetti/spaghetti.yaml"
     explicit = runner.prepare(case).plan
     implicit_plan = runner.prepare(case, ["solver.scheme=implicit"]).plan
-    assert implicit_plan.kind == "implicit" and implicit_plan.dt == explicit.dt
+    assert implicit_plan.kind == "implicit"
+    assert implicit_plan.dt == explicit.dt

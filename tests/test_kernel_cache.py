@@ -146,13 +146,16 @@ def test_absent_terms_are_none_to_the_kernels():
     on elastic supports has them; a model without rod elements has no rods."""
     model = spaghetti(4)
     terms = model.terms
-    assert terms.plates.conn.shape[0] == 0 and terms.beta == 0.0 and not terms.damped
+    assert terms.plates.conn.shape[0] == 0
+    assert terms.beta == 0.0
+    assert not terms.damped
     assert _absent(terms) == (False, True, True, True)
     springs = pack_supports([Support(np.array([0]), spring=(1.0, 1.0, 1.0))], model.x0, model.rot0)
     damped = dataclasses.replace(model, beta=0.1, supports=springs)
     assert _absent(damped.terms) == (False, True, False, False)
     no_rods = dataclasses.replace(model, rods=model.rods._replace(conn=model.rods.conn[:0]))
-    assert _absent(no_rods.terms)[0] and no_rods.terms.rods.conn.shape[0] == 0
+    assert _absent(no_rods.terms)[0]
+    assert no_rods.terms.rods.conn.shape[0] == 0
 
 
 @pytest.mark.parametrize("flag", [True, False])

@@ -168,7 +168,8 @@ def test_sizes_come_from_the_case_before_the_mesh(tmp_path):
     sizes = r.case_sizes(load_case(_case(tmp_path, text)).data)
     assert sizes == r.Sizes(11 + 12 + 24, 10 + 12, 15, 4, False)
     files = r.case_sizes(load_case(FRAME_CASE).data)
-    assert files.files and files.elements == 0
+    assert files.files
+    assert files.elements == 0
 
 
 # --- the refusal --------------------------------------------------------------------------
@@ -206,8 +207,10 @@ def test_a_huge_model_is_refused_at_once(tmp_path, text, what, command):
     res = CliRunner().invoke(main, args)
     assert time.perf_counter() - started < 1.0
     assert res.exit_code == 4, _err(res)
-    assert "the model needs about" in _err(res) and what in _err(res)
-    assert "MemoryError" not in res.output and "bug" not in res.output
+    assert "the model needs about" in _err(res)
+    assert what in _err(res)
+    assert "MemoryError" not in res.output
+    assert "bug" not in res.output
     assert not (tmp_path / "x.h5").exists()
 
 
@@ -217,7 +220,8 @@ def test_a_mesh_file_is_checked_once_read():
     limit = f"{r.BASELINE + 1000}"
     res = CliRunner().invoke(main, ["check", str(FRAME_CASE), "--max-memory", limit])
     assert res.exit_code == 4, _err(res)
-    assert "rod elements" in _err(res) and "(--max-memory)" in _err(res)
+    assert "rod elements" in _err(res)
+    assert "(--max-memory)" in _err(res)
 
 
 def test_check_prints_the_estimate_and_the_limit():
@@ -230,7 +234,8 @@ def test_check_prints_the_estimate_and_the_limit():
 def test_a_bad_max_memory_exits_2_naming_the_option(command):
     res = CliRunner().invoke(main, [command, str(SPAGHETTI), "--max-memory", "10X"])
     assert res.exit_code == 2
-    assert "--max-memory" in _err(res) and "'10X'" in _err(res)
+    assert "--max-memory" in _err(res)
+    assert "'10X'" in _err(res)
 
 
 def test_a_memory_error_is_exit_code_4(monkeypatch, tmp_path):

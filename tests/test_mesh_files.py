@@ -59,7 +59,8 @@ def test_every_format_builds_the_same_model(tmp_path, name):
     case.write_text(text)
     setup = runner.prepare(case).setup
     m = setup.model
-    assert m.n_nodes == 9 and m.n_elements == 8
+    assert m.n_nodes == 9
+    assert m.n_elements == 8
     np.testing.assert_array_equal(m.rods.c1[:, 0], [1e4] * 4 + [2e4] * 4)
     assert m.mass.sum() == pytest.approx(1 * 1.0 + 2 * 1.0, rel=1e-12)
     np.testing.assert_array_equal(m.fixed[0], [True] * 6)

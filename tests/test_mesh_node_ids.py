@@ -173,7 +173,8 @@ def test_one_point_for_one_id_is_merged_and_said(tmp_path, caplog, name, writer,
     with caplog.at_level(logging.WARNING, logger="rodsim"):
         prep = runner.prepare(case)
     mesh = prep.setup.mesh
-    assert mesh.n_nodes == 3 and mesh.conn.tolist() == [[0, 1], [1, 2]]
+    assert mesh.n_nodes == 3
+    assert mesh.conn.tolist() == [[0, 1], [1, 2]]
     assert prep.setup.model.mass.sum() == pytest.approx(2.0, rel=1e-12)
     warning = next(r.getMessage() for r in caplog.records if "node 2" in r.getMessage())
     assert f"node 2 is defined 2 times at the same point ({', '.join(where)})" in warning
@@ -218,7 +219,8 @@ def test_the_command_exits_2_without_a_traceback(tmp_path):
     res = CliRunner().invoke(main, ["check", str(case)])
     assert res.exit_code == 2
     err = res.stderr if hasattr(res, "stderr") else res.output
-    assert "defines node 2 twice" in err and "Traceback" not in err
+    assert "defines node 2 twice" in err
+    assert "Traceback" not in err
 
 
 def test_unique_ids_pass_unchanged(tmp_path):

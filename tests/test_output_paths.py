@@ -24,6 +24,7 @@ def test_output_that_would_destroy_an_input_is_refused(tmp_path, target):
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     result = _run(tmp_path / "frame.yaml", tmp_path / target)
     assert result.exit_code == 2, result.output
-    assert "-o" in result.output and "Traceback" not in result.output
+    assert "-o" in result.output
+    assert "Traceback" not in result.output
     # nothing written, nothing changed
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before

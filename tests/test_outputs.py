@@ -50,7 +50,8 @@ def test_layout_v1_datasets_and_attributes(short_run):
         assert f.attrs["title"] == "Flying spaghetti 3D"
         assert f.attrs["rodsim_version"]
         assert f["mesh/points"].shape == (n, 3)
-        assert f["mesh/rods"].shape == (e, 2) and f["mesh/rods"].dtype.kind == "i"
+        assert f["mesh/rods"].shape == (e, 2)
+        assert f["mesh/rods"].dtype.kind == "i"
         assert sorted(f["mesh/sets"]) == ["beam.all", "beam.end", "beam.start"]
         assert list(f["mesh/sets/beam.end"][()]) == [10]
         for name in NODE_DATASETS:
@@ -146,7 +147,8 @@ def test_numerical_failure_keeps_frames_and_advises(tmp_path):
                                     "--set", "solver.dt=0.02", "--set", "output.every=5"])
     assert res.exit_code == 3, res.output
     message = res.stderr if hasattr(res, "stderr") else res.output
-    assert "stable-step estimate 0.00987" in message and "dt = 0.02" in message
+    assert "stable-step estimate 0.00987" in message
+    assert "dt = 0.02" in message
     assert "Traceback" not in message
     with h5py.File(out, "r") as f:
         k = f["time"].shape[0]
@@ -200,14 +202,16 @@ def test_killed_run_leaves_a_readable_file(tmp_path, compression):
                    + SCALAR_DATASETS}
         k = min(lengths.values())
         assert f["nodes/position"].compression == ("gzip" if compression else None)
-        assert k >= 5 and max(lengths.values()) <= k + 1
+        assert k >= 5
+        assert max(lengths.values()) <= k + 1
         t = f["time"][:k]
         assert np.all(np.diff(t) > 0)
         for name in NODE_DATASETS + ROD_DATASETS:
             assert np.all(np.isfinite(f[name][:k]))
         np.testing.assert_allclose(f["momentum/linear"][:k, 1:], 0.0, atol=1e-12)
     res = CliRunner().invoke(main, ["info", str(out)])
-    assert res.exit_code == 0 and f"frames    {k}," in res.output
+    assert res.exit_code == 0
+    assert f"frames    {k}," in res.output
 
 
 def test_unwritable_output_is_an_io_error(tmp_path):

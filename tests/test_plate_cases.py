@@ -95,7 +95,8 @@ def test_stiffened_plate_shares_nodes_with_its_rib(tmp_path, group):
     case = tmp_path / "stiffened.yaml"
     case.write_text(STIFFENED.format(force=-1e-3))
     prep = runner.prepare(case)
-    assert prep.setup.model.n_plates == 64 and prep.setup.model.n_elements == 8
+    assert prep.setup.model.n_plates == 64
+    assert prep.setup.model.n_elements == 8
     assert prep.setup.model.n_nodes == 81  # the rib's 9 nodes merged onto the plate's
     out = _run(case, tmp_path, f"solver.group={group}")
     with h5py.File(out) as f:
@@ -148,7 +149,8 @@ solver: {analysis: equilibrium, scheme: implicit}
 """)
         with h5py.File(_run(case, tmp_path)) as f:
             tips.append(f["nodes/position"][-1][:, 2])
-    assert tips[0].min() > -1e-12 and tips[0].max() > 1e-3
+    assert tips[0].min() > -1e-12
+    assert tips[0].max() > 1e-3
     np.testing.assert_allclose(tips[1], tips[0], atol=1e-12)
 
 

@@ -86,7 +86,8 @@ def test_rectangle_nodes_sets_and_connectivity():
     g = rectangle([1, 2, 3], [2.0, 0.5], [4, 2], e1=[2, 2, 0], e2=[-1, 1, 0.5])
     e2 = np.array([-1.0, 1.0, 0.5]) - (np.array([-1.0, 1.0, 0.5]) @ e1) * e1  # Gram-Schmidt
     e2 /= np.linalg.norm(e2)
-    assert g.points.shape == (15, 3) and g.plates.shape == (8, 4)
+    assert g.points.shape == (15, 3)
+    assert g.plates.shape == (8, 4)
     local = (g.points - [1, 2, 3]) @ np.column_stack([e1, e2, np.cross(e1, e2)])
     np.testing.assert_allclose(local[:, 2], 0.0, atol=1e-14)  # flat, in the e1-e2 plane
     s, t = local[:, 0], local[:, 1]
@@ -96,7 +97,8 @@ def test_rectangle_nodes_sets_and_connectivity():
     assert g.sets["bottom"].tolist() == g.sets["y0"].tolist() == \
         np.flatnonzero(close(t, 0, atol=1e-14)).tolist()
     assert g.sets["top"].tolist() == g.sets["y1"].tolist() == np.flatnonzero(close(t, 0.5)).tolist()
-    assert len(g.sets["boundary"]) == 12 and len(g.sets["all"]) == 15
+    assert len(g.sets["boundary"]) == 12
+    assert len(g.sets["all"]) == 15
     for name, (a, b) in {"corner00": (0, 0), "corner10": (2, 0), "corner01": (0, 0.5),
                          "corner11": (2, 0.5)}.items():
         (k,) = g.sets[name]
@@ -113,9 +115,13 @@ def test_rectangle_nodes_sets_and_connectivity():
 def test_rectangle_part_through_the_schema(tmp_path):
     mesh = mesh_of(tmp_path, "  - rectangle: {name: p, origin: [0, 0, 0], size: [3, 2], "
                    "elements: [3, 2], section: deck, e1: [0, 1, 0], e2: [0, 0, 1]}\n")
-    assert mesh.n_plates == 6 and mesh.n_elements == 0 and mesh.n_nodes == 12
-    assert mesh.section_names == ("deck",) and mesh.plate_section.tolist() == [0] * 6
-    assert mesh.plate_part.tolist() == [0] * 6 and mesh.part_names == ("p",)
+    assert mesh.n_plates == 6
+    assert mesh.n_elements == 0
+    assert mesh.n_nodes == 12
+    assert mesh.section_names == ("deck",)
+    assert mesh.plate_section.tolist() == [0] * 6
+    assert mesh.plate_part.tolist() == [0] * 6
+    assert mesh.part_names == ("p",)
     np.testing.assert_allclose(mesh.points[mesh.sets["p.corner10"][0]], [0, 3, 0])
     np.testing.assert_allclose(mesh.points[mesh.sets["p.corner01"][0]], [0, 0, 2])
     axes = np.column_stack([[0, 1, 0], [0, 0, 1], [1, 0, 0]])
@@ -166,7 +172,8 @@ def test_surface_file_round_trip(tmp_path, fmt, kind):
 
     mesh = mesh_of(tmp_path, f"  - file: m.{fmt}\n    name: s\n    sections: "
                    "{inner: deck, outer: tube}\n")
-    assert mesh.n_plates == len(cells) and mesh.n_elements == 0
+    assert mesh.n_plates == len(cells)
+    assert mesh.n_elements == 0
     assert [mesh.section_names[s] for s in mesh.plate_section] == \
         ["deck"] * half + ["tube"] * half  # the model side checks the section type
     np.testing.assert_array_equal(original(mesh)[mesh.plates], padded)
@@ -185,14 +192,17 @@ def test_mixed_lines_and_quads(tmp_path, fmt):
     fm = read_mesh(tmp_path / f"m.{fmt}", "mesh[0].file")
     np.testing.assert_array_equal(original(fm)[fm.lines], lines)
     np.testing.assert_array_equal(original(fm)[fm.plates], QUADS)
-    assert fm.element_sets["rib"].tolist() == [0, 1] and "rib" not in fm.plate_sets
-    assert fm.plate_sets["deck"].tolist() == [0, 1] and "deck" not in fm.element_sets
+    assert fm.element_sets["rib"].tolist() == [0, 1]
+    assert "rib" not in fm.plate_sets
+    assert fm.plate_sets["deck"].tolist() == [0, 1]
+    assert "deck" not in fm.element_sets
 
     mesh = mesh_of(tmp_path, f"  - file: m.{fmt}\n    name: s\n    sections: "
                    "{rib: tube, deck: deck}\n    up: [0, 1, 0]\n")
     assert (mesh.n_elements, mesh.n_plates, mesh.n_nodes) == (2, 2, 6)
     assert mesh.section_names == ("tube", "deck")
-    assert mesh.section.tolist() == [0, 0] and mesh.plate_section.tolist() == [1, 1]
+    assert mesh.section.tolist() == [0, 0]
+    assert mesh.plate_section.tolist() == [1, 1]
     # nodes on the rib carry the rod frame (d1 the tangent, d3 = up), the others the plate's
     rod = np.column_stack([[1, 0, 1], [0, 0, 0], [0, 1, 0]]) / np.array([np.sqrt(2), 1, 1])
     rod[:, 1] = np.cross(rod[:, 2], rod[:, 0])
@@ -263,7 +273,8 @@ def test_two_plates_share_an_edge_and_sets_apply(tmp_path):
               "section: deck, e1: [0, 0, 1]}\n")
     sets = "sets:\n  hinge: {union: [deck.right, flap.left]}\n"
     mesh = mesh_of(tmp_path, RECT + second, sets)
-    assert mesh.n_nodes == 15 + 9 - 3 and mesh.n_plates == 12
+    assert mesh.n_nodes == 15 + 9 - 3
+    assert mesh.n_plates == 12
     assert mesh.sets["hinge"].tolist() == mesh.sets["deck.right"].tolist()
     # the hinge nodes carry the first plate's frame; the flap's own frame is in plate_frames
     np.testing.assert_allclose(mesh.frames[mesh.sets["hinge"]], np.broadcast_to(np.eye(3),

@@ -102,12 +102,15 @@ def test_rod_only_files_have_no_plate_datasets(tmp_path):
     rods_only = Mesh(*(getattr(m, k) for k in ("points", "frames", "conn", "end_frames",
                                                "section", "section_names", "part",
                                                "part_names", "sets")))
-    assert rods_only.n_plates == 0 and rods_only.plates.shape == (0, 4)
+    assert rods_only.n_plates == 0
+    assert rods_only.plates.shape == (0, 4)
     path = tmp_path / "r.h5"
     with ResultsWriter(path, rods_only, "rodsim: 1\n") as w:
         w.write(random_frame(rng, rods_only, 0.0, plates=False))
     with h5py.File(path, "r") as f:
-        assert "plates" not in f and "mesh/plates" not in f and "mesh/plate_section" not in f
+        assert "plates" not in f
+        assert "mesh/plates" not in f
+        assert "mesh/plate_section" not in f
     with open_results(path) as f:
         assert read_frame(f, 0).plate_membrane is None
 
@@ -118,7 +121,8 @@ def test_missing_plate_fields_are_written_as_zeros(tmp_path):
     with ResultsWriter(tmp_path / "r.h5", mesh, "rodsim: 1\n") as w:
         w.write(random_frame(rng, mesh, 0.0, plates=False))
     with h5py.File(tmp_path / "r.h5", "r") as f:
-        assert not f["plates/shear"][()].any() and f["plates/shear"].shape == (1, 4, 2)
+        assert not f["plates/shear"][()].any()
+        assert f["plates/shear"].shape == (1, 4, 2)
 
 
 def check_vtu(path, mesh: Mesh, fr: Frame) -> None:

@@ -134,7 +134,8 @@ def test_every_dataset_of_the_file_is_in_the_table_and_holds_what_was_written(
     with h5py.File(path, "r") as f:
         assert f.attrs["layout"] == 1
         assert f.attrs["layout_minor"] == 2
-        assert f.attrs["case"] == "case: text\n" and f.attrs["title"] == "random"
+        assert f.attrs["case"] == "case: text\n"
+        assert f.attrs["title"] == "random"
         assert f.attrs["overrides"] == "a=1\nb=2"
         assert sorted(f["mesh/sets"]) == ["all", "none", "tip"]
         for name in dataset_paths(f):
@@ -154,7 +155,8 @@ def test_every_dataset_of_the_file_is_in_the_table_and_holds_what_was_written(
         for d in DATASETS:
             assert (d.container in f) == present[d.present], d.path
             if d.per_frame and d.container in f:
-                assert f[d.path].chunks[0] >= 1 and f[d.path].maxshape[0] is None
+                assert f[d.path].chunks[0] >= 1
+                assert f[d.path].maxshape[0] is None
 
 
 def test_the_table_writes_every_frame_field():
@@ -193,9 +195,12 @@ def test_a_file_of_an_unknown_major_layout_is_refused(tmp_path):
         with open_results(path):
             pass
     message = str(err.value)
-    assert str(path) in message and "layout 99" in message and "reads layout 1" in message
+    assert str(path) in message
+    assert "layout 99" in message
+    assert "reads layout 1" in message
     res = CliRunner().invoke(main, ["info", str(path)])
-    assert res.exit_code == 2 and "layout 99" in res.output
+    assert res.exit_code == 2
+    assert "layout 99" in res.output
     assert "Traceback" not in res.output
 
 
@@ -210,7 +215,8 @@ def test_a_file_from_before_layout_minor_reads_as_minor_0(tmp_path):
         assert layout_version(f) == (1, 0)
         assert frame_count(f) == FRAMES
         back = read_frame(f, 1)
-    assert back.reaction_force is None and back.reaction_moment is None
+    assert back.reaction_force is None
+    assert back.reaction_moment is None
     assert_frames_equal(back, frames[1], skip=("reaction_force", "reaction_moment"))
     assert "layout 1.0" in describe(path)
 

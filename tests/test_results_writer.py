@@ -56,7 +56,8 @@ def test_a_refused_reservation_keeps_every_earlier_frame(tmp_path, monkeypatch):
         for k in range(3):
             assert np.array_equal(read_frame(f, k).position, written[k].position)
     assert (status.state, status.detail) == (FAILED, "ResourceError: disk full")
-    assert status.last_time == written[2].time and status.end_requested == 5.0
+    assert status.last_time == written[2].time
+    assert status.end_requested == 5.0
 
 
 def test_without_fallocate_the_free_space_is_checked(tmp_path, monkeypatch):
@@ -93,7 +94,8 @@ def test_the_reservation_is_there_while_writing_and_cut_off_at_the_end(tmp_path)
     # the close writes the status in place: the file ends near the data, not the reservation
     assert path.stat().st_size < allocated + 65536 < reserved
     with open_results(path) as f:
-        assert f.attrs["status"] == COMPLETE and frame_count(f) == 3
+        assert f.attrs["status"] == COMPLETE
+        assert frame_count(f) == 3
 
 
 def test_previous_results_are_kept_until_a_run_completes(tmp_path):
@@ -103,13 +105,15 @@ def test_previous_results_are_kept_until_a_run_completes(tmp_path):
     path.write_bytes(b"old results")
     w = ResultsWriter(path, mesh, "case")
     w.finish(FAILED)  # no frame written: nothing moved
-    assert path.read_bytes() == b"old results" and not prev.exists()
+    assert path.read_bytes() == b"old results"
+    assert not prev.exists()
     assert not list(tmp_path.glob(".*partial"))
     w = ResultsWriter(path, mesh, "case")
     w.write(written[0])
     assert prev.read_bytes() == b"old results"  # moved aside at the first frame
     w.finish(FAILED)
-    assert prev.exists() and w.kept_previous
+    assert prev.exists()
+    assert w.kept_previous
     with ResultsWriter(path, mesh, "case") as w:
         w.write(written[1])
     assert not prev.exists()  # the complete run deleted it (one generation)
@@ -170,7 +174,8 @@ def test_a_series_that_writes_no_frame_leaves_the_earlier_one_alone(tmp_path):
     before = pvd.read_text()
     s = SeriesWriter(pvd, mesh.points, mesh.conn, mesh.plates)
     s.close(complete=False)  # e.g. the run failed before its first frame
-    assert pvd.read_text() == before and (tmp_path / "r_vtk/r_000000.vtu").exists()
+    assert pvd.read_text() == before
+    assert (tmp_path / "r_vtk/r_000000.vtu").exists()
     assert not (tmp_path / "r.prev.pvd").exists()
 
 
@@ -181,7 +186,8 @@ def test_a_second_signal_waits_for_the_frame_being_written():
 
     with interrupts.watch() as w:
         os.kill(os.getpid(), signal.SIGTERM)
-        assert w.requested() and w.name == "SIGTERM"
+        assert w.requested()
+        assert w.name == "SIGTERM"
         steps = []
         with pytest.raises(KeyboardInterrupt):
             with w.deferred():
@@ -285,7 +291,8 @@ def test_compressed_results_read_back_identical(tmp_path, compression):
         for name in _datasets(packed):
             assert np.array_equal(plain[name][()], packed[name][()]), name
         big = packed["nodes/position"]
-        assert big.compression == compression.partition(":")[0] and big.shuffle
+        assert big.compression == compression.partition(":")[0]
+        assert big.shuffle
         assert big.chunks[0] == 1  # each chunk written once, whole (docs/results.md)
         assert packed["time"].compression is None  # 8 bytes a frame: not worth an index entry
         assert _frame_storage(packed) < 0.5 * _frame_storage(plain)

@@ -232,7 +232,8 @@ def test_assembled_momentum_balance(seed):
     fmax = np.max(np.linalg.norm(f, axis=1))
     xmax = np.max(np.linalg.norm(x, axis=1))
     tmax = np.max(np.linalg.norm(tau, axis=1))
-    assert fmax > 1.0 and tmax > 1.0  # a genuinely deformed state
+    assert fmax > 1.0
+    assert tmax > 1.0  # a genuinely deformed state
     n = x.shape[0]
     assert np.max(np.abs(f.sum(axis=0))) <= ROUND * n * fmax
     moment = tau.sum(axis=0) + np.cross(x, f).sum(axis=0)
@@ -318,7 +319,8 @@ def test_arc_is_stress_free_with_reference_curvature_about_d3(angle):
     # x / (2 sin(x/2)) = 1 + x^2/24 + 7 x^4/5760 + ...: the discrete curvature exceeds 1/R
     assert dphi**2 / 24.0 <= abs(kappa) * radius - 1.0 <= dphi**2 / 24.0 * (1.0 + dphi**2 / 20.0)
     if angle == 360.0:  # closed ring: last element joins the last node to node 0
-        assert el.conn[-1, 1] == 0 and el.conn.shape[0] == part.points.shape[0]
+        assert el.conn[-1, 1] == 0
+        assert el.conn.shape[0] == part.points.shape[0]
 
 
 def test_pretwisted_rod_is_stress_free_with_reference_twist():

@@ -98,7 +98,8 @@ def test_a_signal_mid_run_writes_a_final_frame_within_a_second(tmp_path, warm, s
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + sig, err
     assert f"interrupted: stopped by {sig.name}: 2 frames kept in {h5}" in err
-    assert "off-schedule" in err and "Traceback" not in err
+    assert "off-schedule" in err
+    assert "Traceback" not in err
     with open_results(h5) as f:
         status = run_status(f)
         finished = datetime.fromisoformat(f.attrs["finished"])
@@ -133,12 +134,14 @@ def test_a_second_run_on_the_same_output_fails_at_once(tmp_path, warm):
     second = rodsim("run", case, "-o", h5, "--set", "title=second")
     assert second.returncode == 4, second.stderr
     assert "another rodsim run writes these results" in second.stderr
-    assert f"pid {first.pid}" in second.stderr and "r.h5.lock" in second.stderr
+    assert f"pid {first.pid}" in second.stderr
+    assert "r.h5.lock" in second.stderr
     first.send_signal(signal.SIGTERM)
     first.communicate(timeout=60)
     assert first.returncode == 143
     with open_results(h5) as f:  # only the first run wrote it
-        assert f.attrs["title"] == "safety" and frame_count(f) == 2
+        assert f.attrs["title"] == "safety"
+        assert frame_count(f) == 2
     assert len(read_pvd(tmp_path / "r.pvd")) == 2
 
 
@@ -171,23 +174,28 @@ def test_a_failing_run_keeps_the_previous_results(tmp_path, warm):
     good = rodsim("run", case, "-o", h5)
     assert good.returncode == 0, good.stderr
     with open_results(h5) as f:
-        assert frame_count(f) == 101 and run_status(f).state == "complete"
+        assert frame_count(f) == 101
+        assert run_status(f).state == "complete"
     # 3x the stable step: the explicit scheme blows up within the first frames
     bad = rodsim("run", case, "-o", h5, "--set", "solver.dt=0.02")
     assert bad.returncode == 3, bad.stderr
     assert "previous  r.h5 is kept as r.prev.h5 until this run completes" in bad.stdout
     assert f"the previous results stay in {tmp_path / 'r.prev.h5'}" in bad.stderr
     with open_results(tmp_path / "r.prev.h5") as f:
-        assert frame_count(f) == 101 and run_status(f).state == "complete"
+        assert frame_count(f) == 101
+        assert run_status(f).state == "complete"
     with open_results(h5) as f:
         status = run_status(f)
-        assert status.state == "failed" and status.detail.startswith("NumericalError: ")
+        assert status.state == "failed"
+        assert status.detail.startswith("NumericalError: ")
     assert "status    failed (NumericalError: " in rodsim("info", h5).stdout
     prev_series = read_pvd(tmp_path / "r.prev.pvd")  # the previous ParaView series too
-    assert len(prev_series) == 101 and all(p.exists() for _, p in prev_series)
+    assert len(prev_series) == 101
+    assert all(p.exists() for _, p in prev_series)
     again = rodsim("run", case, "-o", h5)  # a complete run deletes the previous results
     assert again.returncode == 0
-    assert not (tmp_path / "r.prev.h5").exists() and not (tmp_path / "r.prev.pvd").exists()
+    assert not (tmp_path / "r.prev.h5").exists()
+    assert not (tmp_path / "r.prev.pvd").exists()
     assert not (tmp_path / "r.prev_vtk").exists()
 
 
@@ -196,7 +204,9 @@ def check_after_write_failure(folder: Path, err: str) -> None:
     the file reads, its status and frame count agree with the data, and the ParaView index
     lists exactly the .vtu files on disk."""
     h5 = folder / "r.h5"
-    assert "error: " in err and "Traceback" not in err and "bug" not in err
+    assert "error: " in err
+    assert "Traceback" not in err
+    assert "bug" not in err
     assert "frames written before are safe" in err or "of the ParaView series" in err
     with open_results(h5) as f:
         n = frame_count(f)
@@ -206,10 +216,12 @@ def check_after_write_failure(folder: Path, err: str) -> None:
         assert np.all(np.diff(times) > 0)  # no frame of zeros at the end
         assert np.all(np.isfinite(read_frame(f, n - 1).position))
         status = run_status(f)
-    assert status.state == "failed" and "ResourceError" in status.detail
+    assert status.state == "failed"
+    assert "ResourceError" in status.detail
     listed = [p.name for _, p in read_pvd(folder / "r.pvd")]
     on_disk = sorted(p.name for p in (folder / "r_vtk").iterdir())
-    assert listed == on_disk and len(listed) >= 1
+    assert listed == on_disk
+    assert len(listed) >= 1
     assert not list(folder.glob(".*partial"))
 
 

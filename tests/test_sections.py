@@ -49,7 +49,8 @@ def test_resultant_section_fields_and_arrays():
     np.testing.assert_array_equal(s.C1, [1e4, 1e4, 2e4])
     np.testing.assert_array_equal(s.C2, [500, 300, 400])
     np.testing.assert_array_equal(s.inertia, np.diag([30.0, 10.0, 20.0]))
-    assert s.C1.dtype == np.float64 and s.inertia.shape == (3, 3)
+    assert s.C1.dtype == np.float64
+    assert s.inertia.shape == (3, 3)
     assert all(type(getattr(s, k)) is float for k in ("EA", "GJ", "rhoA", "rhoJ"))
 
 

@@ -34,7 +34,8 @@ def test_no_time_is_constant_one():
 
 def test_constant():
     f = time_function_from_spec({"constant": -2.5})
-    assert value(f, 0.0) == -2.5 and value(f, 123.0) == -2.5
+    assert value(f, 0.0) == -2.5
+    assert value(f, 123.0) == -2.5
     assert kinks(f).shape == (0,)
 
 
@@ -52,13 +53,16 @@ def test_table_at_between_and_beyond_knots():
     assert [f(t) for t in (0.0, 2.5, 5.0)] == [0.0, 200.0, 0.0]  # at the knots
     assert f(1.0) == pytest.approx(80.0, rel=1e-15)
     assert f(3.75) == pytest.approx(100.0, rel=1e-15)
-    assert f(-1.0) == 0.0 and f(5.0 + 1e-12) == 0.0 and f(100.0) == 0.0
+    assert f(-1.0) == 0.0
+    assert f(5.0 + 1e-12) == 0.0
+    assert f(100.0) == 0.0
     np.testing.assert_array_equal(kinks(f), [0.0, 2.5, 5.0])
 
 
 def test_table_first_value_before_and_zero_after():
     f = time_function_from_spec({"table": [[1.0, 3.0], [2.0, 5.0], [4.0, 1.0], [5.0, 7.0]]})
-    assert f(0.0) == 3.0 and f(1.0) == 3.0
+    assert f(0.0) == 3.0
+    assert f(1.0) == 3.0
     assert f(1.5) == pytest.approx(4.0)
     assert f(3.0) == pytest.approx(3.0)
     assert f(4.5) == pytest.approx(4.0)
@@ -83,7 +87,8 @@ def test_sine():
     for t in (0.0, 0.3, 1.7):
         assert f(t) == pytest.approx(2.0 * math.sin(math.pi * t + 0.25), rel=1e-15)
     g = time_function_from_spec({"sine": {"amplitude": 1, "frequency": 1}})  # phase 0
-    assert g(0.25) == pytest.approx(1.0) and g(0.5) == pytest.approx(0.0, abs=1e-15)
+    assert g(0.25) == pytest.approx(1.0)
+    assert g(0.5) == pytest.approx(0.0, abs=1e-15)
     assert kinks(g).shape == (0,)
 
 
@@ -97,9 +102,12 @@ def test_packed_equals_unpacked():
         time_function_from_spec({"table": [[0, 1], [1, -1], [2, 1], [3, 0]]}),
     ]
     kinds, params, tables, offsets = pack(functions)
-    assert kinds.dtype == np.int64 and kinds.shape == (6,)
-    assert params.dtype == np.float64 and params.shape == (6, 3)
-    assert tables.shape == (8, 2) and offsets.tolist() == [0, 0, 3, 3, 4, 4, 8]
+    assert kinds.dtype == np.int64
+    assert kinds.shape == (6,)
+    assert params.dtype == np.float64
+    assert params.shape == (6, 3)
+    assert tables.shape == (8, 2)
+    assert offsets.tolist() == [0, 0, 3, 3, 4, 4, 8]
     for i, f in enumerate(functions):
         for t in np.linspace(-1.0, 6.0, 57):
             assert evaluate_packed(kinds, params, tables, offsets, i, t, no_window()) == value(f, t)
@@ -107,7 +115,9 @@ def test_packed_equals_unpacked():
 
 def test_pack_empty():
     kinds, params, tables, offsets = pack([])
-    assert kinds.shape == (0,) and params.shape == (0, 3) and tables.shape == (0, 2)
+    assert kinds.shape == (0,)
+    assert params.shape == (0, 3)
+    assert tables.shape == (0, 2)
     assert offsets.tolist() == [0]
 
 
@@ -137,9 +147,12 @@ def test_kernels_callable_from_njit():
 
 def test_time_function_data_is_frozen_and_comparable():
     f = time_function_from_spec({"ramp": 2.0})
-    assert f == tfm.ramp(2.0) and hash(f) == hash(tfm.ramp(2.0))
-    assert f != tfm.ramp(3.0) and f != tfm.constant(2.0)
-    assert f.params.flags.c_contiguous and not f.params.flags.writeable
+    assert f == tfm.ramp(2.0)
+    assert hash(f) == hash(tfm.ramp(2.0))
+    assert f != tfm.ramp(3.0)
+    assert f != tfm.constant(2.0)
+    assert f.params.flags.c_contiguous
+    assert not f.params.flags.writeable
     assert f.table.shape == (0, 2)
     with pytest.raises(ValueError):
         f.params[0] = 5.0

@@ -55,7 +55,8 @@ def test_warmup_reports_the_cache_folder_and_bad_cases(tmp_path):
     out = _rodsim("warmup", str(bad), cache=tmp_path / "cache")
     assert out.returncode == 2, out.stderr
     assert f"kernel cache {tmp_path / 'cache'}" in out.stdout
-    assert "bad.yaml" in out.stderr and "mesh" in out.stderr
+    assert "bad.yaml" in out.stderr
+    assert "mesh" in out.stderr
 
 
 @njit  # not cached: compiles in every process, so the test sees a compilation
@@ -109,6 +110,7 @@ def test_builtin_warmup_cases_validate(tmp_path):
         prep = prepare(path)
         assert prep.plan.n_steps >= 1, name
     kinds = {n: prepare(tmp_path / f"{n}.yaml").plan for n in warmup.BUILTIN}
-    assert kinds["explicit-parallel"].parallel and not kinds["explicit"].parallel
+    assert kinds["explicit-parallel"].parallel
+    assert not kinds["explicit"].parallel
     assert kinds["implicit"].kind == "implicit"
     assert kinds["plates"].kind == kinds["supports"].kind == "equilibrium"

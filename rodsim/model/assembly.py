@@ -34,7 +34,6 @@ from rodsim.model.rod import RodElements, make_elements
 from rodsim.model.sections import RodSection
 from rodsim.model.supports import Support, SupportArrays, pack_supports
 
-DOF_NAMES = ("ux", "uy", "uz", "rx", "ry", "rz")
 NO_PLATES = make_plates(np.zeros((0, 4), dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)),
                         1.0, 0.0, 1.0, 1.0)
 

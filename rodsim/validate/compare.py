@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-PASS, FAIL, UNAVAILABLE, ERROR = "pass", "FAIL", "unavailable", "error"
+PASS, FAIL, ERROR = "pass", "FAIL", "error"
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Comparison:
     computed: float
     error: float  # |computed - reference| / scale
     tolerance: float
-    status: str  # PASS, FAIL, UNAVAILABLE or ERROR
+    status: str  # PASS, FAIL or ERROR
     note: str = ""
 
 

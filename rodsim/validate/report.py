@@ -41,11 +41,10 @@ def table(outcomes) -> str:
 
 def summary(outcomes) -> str:
     counts = {s: sum(o.status == s for o in outcomes)
-              for s in (compare.PASS, compare.FAIL, compare.ERROR, compare.UNAVAILABLE)}
+              for s in (compare.PASS, compare.FAIL, compare.ERROR)}
     wall = sum(o.wall for o in outcomes)
     return (f"{len(outcomes)} benchmarks: {counts[compare.PASS]} passed, "
-            f"{counts[compare.FAIL] + counts[compare.ERROR]} failed, "
-            f"{counts[compare.UNAVAILABLE]} unavailable ({wall:.1f} s)")
+            f"{counts[compare.FAIL] + counts[compare.ERROR]} failed ({wall:.1f} s)")
 
 
 def _plt():
@@ -116,8 +115,7 @@ def write_report(outcomes, folder, tier: str, command: str = REGENERATE) -> Path
         f"Regenerate with `{command}` (the full tier: drop `--quick`).", "",
         "relative error = |computed - reference| / scale, where scale is |reference| unless the",
         "benchmark says otherwise (exact zeros and invariants are measured against a stated",
-        "scale). *unavailable* means the case needs a solver this version does not have yet; it",
-        "is neither passed nor failed.", "",
+        "scale).", "",
         *_md_table(outcomes), "",
     ]
     for o in outcomes:

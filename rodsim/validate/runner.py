@@ -1,9 +1,7 @@
 """Running a benchmark: every run of its tier through rodsim.run.prepare/execute (the path of
 ``rodsim run``), then every quantity reduced and compared.
 
-A case that ``prepare`` rejects with Unavailable (a feature this version does not have yet,
-such as plates) makes the benchmark *unavailable*: reported, neither passed nor failed. Any
-other bad input or numerical failure fails the benchmark's rows with a note.
+Bad input or a numerical failure fails the benchmark's rows with a note.
 """
 
 import logging
@@ -12,7 +10,7 @@ import time as wallclock
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rodsim.errors import CaseError, NumericalError, ResourceError, Unavailable
+from rodsim.errors import CaseError, NumericalError, ResourceError
 from rodsim.validate import compare
 from rodsim.validate.measure import read_series
 from rodsim.validate.spec import Benchmark, Quantity
@@ -34,7 +32,7 @@ class Outcome:
     @property
     def status(self) -> str:
         states = {r.status for r in self.rows}
-        for s in (compare.ERROR, compare.FAIL, compare.UNAVAILABLE):
+        for s in (compare.ERROR, compare.FAIL):
             if s in states:
                 return s
         return compare.PASS
@@ -84,9 +82,6 @@ def run_benchmark(bench: Benchmark, tier: str, workdir: Path) -> Outcome:
             results[run] = run_case(bench.case, bench.overrides(run, tier), out / f"{run}.h5")
     except CaseError as exc:
         wall = wallclock.perf_counter() - started
-        if isinstance(exc, Unavailable):
-            return Outcome(bench, tier, _rows_for(bench, compare.UNAVAILABLE, exc.reason), {},
-                           wall, exc.reason)
         return Outcome(bench, tier, _rows_for(bench, compare.ERROR, str(exc)), {}, wall,
                        str(exc))
     except NumericalError as exc:
