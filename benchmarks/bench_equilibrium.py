@@ -30,23 +30,37 @@ CASE = Path(__file__).resolve().parents[1] / "inputs/cantilever_tip/cantilever_t
 
 def solve_equilibrium(prep):
     s = prep.case.data["solver"]
-    eq = equilibrium.start(prep.setup.model, s["group"], tol=s["equilibrium"]["tol"],
-                           max_iter=s["newton"]["max_iter"], h0=prep.plan.dt)
-    steps = [equilibrium.solve_load_step(eq, i / prep.plan.n_steps)
-             for i in range(1, prep.plan.n_steps + 1)]
+    eq = equilibrium.start(
+        prep.setup.model,
+        s["group"],
+        tol=s["equilibrium"]["tol"],
+        max_iter=s["newton"]["max_iter"],
+        h0=prep.plan.dt,
+    )
+    steps = [
+        equilibrium.solve_load_step(eq, i / prep.plan.n_steps)
+        for i in range(1, prep.plan.n_steps + 1)
+    ]
     return eq, steps
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5, help="timed equilibrium solves (best)")
-    ap.add_argument("--explicit-tol", type=float, nargs="+", default=[1e-3, 1e-5],
-                    help="tip tolerances (relative to the tip displacement) for the explicit run")
+    ap.add_argument(
+        "--explicit-tol",
+        type=float,
+        nargs="+",
+        default=[1e-3, 1e-5],
+        help="tip tolerances (relative to the tip displacement) for the explicit run",
+    )
     args = ap.parse_args()
 
     print("rodsim equilibrium benchmark: 100-element cantilever under a tip load")
-    print(f"CPU {platform.processor() or platform.machine()}, numba {numba.__version__}, "
-          f"threads {numba.get_num_threads()}")
+    print(
+        f"CPU {platform.processor() or platform.machine()}, numba {numba.__version__}, "
+        f"threads {numba.get_num_threads()}"
+    )
     prep = runner.prepare(CASE)
     model = prep.setup.model
     started = time.perf_counter()
@@ -59,11 +73,14 @@ def main() -> None:
         eq, steps = solve_equilibrium(prep)
         walls.append(time.perf_counter() - started)
     tip = eq.x[-1] - model.x0[-1]
-    print(f"equilibrium: best of {args.repeats}: {min(walls) * 1e3:.1f} ms "
-          f"(median {np.median(walls) * 1e3:.1f} ms) for {len(steps)} load steps")
+    print(
+        f"equilibrium: best of {args.repeats}: {min(walls) * 1e3:.1f} ms "
+        f"(median {np.median(walls) * 1e3:.1f} ms) for {len(steps)} load steps"
+    )
     for st in steps:
-        print(f"  load {st.load:.2f}: {st.iterations} Newton iterations, residual "
-              f"{st.residual:.2e}")
+        print(
+            f"  load {st.load:.2f}: {st.iterations} Newton iterations, residual {st.residual:.2e}"
+        )
     print(f"  tip displacement {tip}")
 
     # damped explicit dynamics to the same state
@@ -85,9 +102,11 @@ def main() -> None:
         err = float(np.linalg.norm(run.state.x[-1] - eq.x[-1])) / scale
         while pending and err <= pending[0]:
             wall = time.perf_counter() - started
-            print(f"explicit (alpha = 2 omega_1 = {2 * omega1:.3g}/s, dt {dt:.3g} s): tip within "
-                  f"{pending[0]:.0e} after {run.step} steps, {run.step * dt:.3g} s simulated, "
-                  f"{wall:.3g} s wall ({wall / min(walls):.0f}x the equilibrium solve)")
+            print(
+                f"explicit (alpha = 2 omega_1 = {2 * omega1:.3g}/s, dt {dt:.3g} s): tip within "
+                f"{pending[0]:.0e} after {run.step} steps, {run.step * dt:.3g} s simulated, "
+                f"{wall:.3g} s wall ({wall / min(walls):.0f}x the equilibrium solve)"
+            )
             pending.pop(0)
     for tol in pending:
         print(f"explicit: tip not within {tol:.0e} after {run.step} steps")

@@ -204,16 +204,37 @@ def _jsonable(row: Row) -> dict:
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--elements", type=int, nargs="+", default=[10, 100, 1000, 10000],
-                   help="element counts (default: 10 100 1000 10000)")  # fmt: skip
-    p.add_argument("--groups", nargs="+", choices=GROUPS, default=list(GROUPS),
-                   help="nodal groups (default: both)")  # fmt: skip
-    p.add_argument("--seconds", type=float, default=2.0,
-                   help="target wall time of one timed measurement (default 2)")  # fmt: skip
-    p.add_argument("--repeats", type=int, default=3,
-                   help="timed measurements per row; the best is reported (default 3)")  # fmt: skip
-    p.add_argument("--no-order4", action="store_true",
-                   help=f"skip the order-4 rows at {ORDER4_ELEMENTS} elements")  # fmt: skip
+    p.add_argument(
+        "--elements",
+        type=int,
+        nargs="+",
+        default=[10, 100, 1000, 10000],
+        help="element counts (default: 10 100 1000 10000)",
+    )
+    p.add_argument(
+        "--groups",
+        nargs="+",
+        choices=GROUPS,
+        default=list(GROUPS),
+        help="nodal groups (default: both)",
+    )
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=2.0,
+        help="target wall time of one timed measurement (default 2)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="timed measurements per row; the best is reported (default 3)",
+    )
+    p.add_argument(
+        "--no-order4",
+        action="store_true",
+        help=f"skip the order-4 rows at {ORDER4_ELEMENTS} elements",
+    )
     p.add_argument("--json", metavar="FILE", help="also write the results to FILE as JSON")
     args = p.parse_args(argv)
     if args.seconds <= 0 or args.repeats < 1 or min(args.elements) < 1:
@@ -232,17 +253,22 @@ def main(argv=None) -> int:
     print(f"python / numpy : {info['python']} / {info['numpy']}")
     print(f"numba          : {info['numba']}, NUMBA_NUM_THREADS = {all_threads}")
     load = info["load_average_1_5_15"]
-    print(f"load average   : {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (1/5/15 min) at start"
-          + ("  -- machine recently busy: other processes may slow the run"
-             if load[0] > 0.5 else ""))  # fmt: skip
+    print(
+        f"load average   : {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (1/5/15 min) at start"
+        + ("  -- machine recently busy: other processes may slow the run" if load[0] > 0.5 else "")
+    )
     print(f"{PYELASTICA_NOTE}:")
     for n, m in PYELASTICA.items():
         print(f"  {n:>6} elements: {m:4.2f} M element-steps/s ({n / m:7.1f} us per step)")
-    print(f"timing: warm-up {WARMUP_STEPS} steps (compiles), then best of {args.repeats} "
-          f"measurements of ~{args.seconds:g} s (>= {MIN_STEPS} steps each), "
-          "time.perf_counter")  # fmt: skip
-    print("dt = 0.9 x stable_step(model, order); single = parallel=False, 1 thread; "
-          "all = parallel=True, NUMBA_NUM_THREADS threads")  # fmt: skip
+    print(
+        f"timing: warm-up {WARMUP_STEPS} steps (compiles), then best of {args.repeats} "
+        f"measurements of ~{args.seconds:g} s (>= {MIN_STEPS} steps each), "
+        "time.perf_counter"
+    )
+    print(
+        "dt = 0.9 x stable_step(model, order); single = parallel=False, 1 thread; "
+        "all = parallel=True, NUMBA_NUM_THREADS threads"
+    )
     print()
 
     cases = [(g, 2, n) for g in args.groups for n in args.elements]
@@ -294,15 +320,21 @@ def main(argv=None) -> int:
     print()
     load = os.getloadavg()
     info["load_average_at_end"] = list(load)
-    print(f"threading layer: {info['numba_threading_layer']}; load average at end "
-          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-          f"total wall time {time.perf_counter() - t_start:.1f} s")  # fmt: skip
+    print(
+        f"threading layer: {info['numba_threading_layer']}; load average at end "
+        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+        f"total wall time {time.perf_counter() - t_start:.1f} s"
+    )
 
     if args.json:
         out = {
             "benchmark": "explicit integrator, flying spaghetti",
-            "settings": {"seconds": args.seconds, "repeats": args.repeats,
-                         "warmup_steps": WARMUP_STEPS, "min_steps": MIN_STEPS},  # fmt: skip
+            "settings": {
+                "seconds": args.seconds,
+                "repeats": args.repeats,
+                "warmup_steps": WARMUP_STEPS,
+                "min_steps": MIN_STEPS,
+            },
             "machine": info,
             "pyelastica_reference": {"note": PYELASTICA_NOTE, "msteps_per_s": PYELASTICA},
             "rows": [_jsonable(r) for r in rows],

@@ -56,14 +56,18 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=2.0)
     args = ap.parse_args()
     numba.set_num_threads(1)
-    print(f"rodsim explicit plate benchmark ({'triangles' if args.triangles else 'quads'}), "
-          f"{platform.processor() or platform.machine()}, numba {numba.__version__}, 1 thread")
+    print(
+        f"rodsim explicit plate benchmark ({'triangles' if args.triangles else 'quads'}), "
+        f"{platform.processor() or platform.machine()}, numba {numba.__version__}, 1 thread"
+    )
     print(f"{'mesh':>8} {'elements':>9} {'nodes':>7} {'us/step':>10} {'M el-steps/s':>13}")
     for n in args.sizes:
         model = square(n, args.triangles)
         per_step, steps = measure(model, args.seconds)
-        print(f"{n:>4}x{n:<3} {model.n_plates:>9} {model.n_nodes:>7} {per_step * 1e6:>10.1f} "
-              f"{model.n_plates / per_step / 1e6:>13.2f}")
+        print(
+            f"{n:>4}x{n:<3} {model.n_plates:>9} {model.n_nodes:>7} {per_step * 1e6:>10.1f} "
+            f"{model.n_plates / per_step / 1e6:>13.2f}"
+        )
 
 
 if __name__ == "__main__":

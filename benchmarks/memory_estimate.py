@@ -72,17 +72,25 @@ output: {{every: 1, vtk: false}}
 """
 
 DEFAULT = ["rod:explicit:100000", "rod:explicit:1000000"]
-ALL = DEFAULT + ["rod:implicit:10000", "rod:implicit:100000", "plate:explicit:100",
-                 "plate:explicit:300", "plate:implicit:100"]  # fmt: skip
+ALL = DEFAULT + [
+    "rod:implicit:10000",
+    "rod:implicit:100000",
+    "plate:explicit:100",
+    "plate:explicit:300",
+    "plate:implicit:100",
+]
 
 
 def peak_rss(case: Path) -> tuple[int, float]:
     """(peak resident bytes, wall seconds) of `rodsim run case` in a fresh process."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "rodsim.cli", "run", str(case), "-q",
-                             "--no-vtk"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rodsim.cli", "run", str(case), "-q", "--no-vtk"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     output = proc.stdout.read()
     proc.stdout.close()
     _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
@@ -103,8 +111,15 @@ def measure(row: str, folder: Path) -> dict:
     need = resources.estimate(sizes, resources.case_settings(data)).bytes
     peak, wall = peak_rss(case)
     items = sizes.elements if kind == "rod" else sizes.plates
-    return {"case": kind, "scheme": scheme, "elements": items, "estimate": need, "peak": peak,
-            "ratio": need / peak, "wall": wall}  # fmt: skip
+    return {
+        "case": kind,
+        "scheme": scheme,
+        "elements": items,
+        "estimate": need,
+        "peak": peak,
+        "ratio": need / peak,
+        "wall": wall,
+    }
 
 
 def main() -> None:
@@ -130,10 +145,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rodsim-memory-") as tmp:
         for row in rows:
             m = measure(row, Path(tmp))
-            print(f"{m['case']:6} {m['scheme']:9} {m['elements']:>9} "
-                  f"{resources.format_size(m['estimate']):>10} "
-                  f"{resources.format_size(m['peak']):>10} {m['ratio']:6.2f} "
-                  f"{m['wall']:6.1f}s", flush=True)  # fmt: skip
+            print(
+                f"{m['case']:6} {m['scheme']:9} {m['elements']:>9} "
+                f"{resources.format_size(m['estimate']):>10} "
+                f"{resources.format_size(m['peak']):>10} {m['ratio']:6.2f} "
+                f"{m['wall']:6.1f}s",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -122,14 +122,23 @@ def child_env() -> dict:
     return env
 
 
-def run_and_sample(case: Path, h5: Path, interval: float, vtk: bool = True
-                   ) -> tuple[list[Sample], float, str]:
+def run_and_sample(
+    case: Path, h5: Path, interval: float, vtk: bool = True
+) -> tuple[list[Sample], float, str]:
     """Run the case through `rodsim run` and sample the child until it exits; (samples,
     wall seconds, the child's output). Raises SystemExit if the run fails. Without the
     ParaView series (vtk False) the frame count is read from the results file instead."""
     series = h5.with_name(h5.stem + "_vtk")
-    cmd = [sys.executable, "-m", "rodsim.cli", "run", str(case), "-o", str(h5),
-           "--vtk" if vtk else "--no-vtk"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rodsim.cli",
+        "run",
+        str(case),
+        "-o",
+        str(h5),
+        "--vtk" if vtk else "--no-vtk",
+    ]
     started = time.perf_counter()
     log = h5.with_suffix(".log")
     with open(log, "w") as out:
@@ -157,15 +166,23 @@ def rss_figures(samples: list[Sample], frames: int) -> dict:
     warm_frames = int(np.ceil(WARM * frames))
     running = [s for s in samples if warm_frames <= s.frames < frames]
     if len(running) < 2:
-        raise SystemExit(f"only {len(running)} samples after warm-up: run longer or sample "
-                         "more often (--interval)")
+        raise SystemExit(
+            f"only {len(running)} samples after warm-up: run longer or sample "
+            "more often (--interval)"
+        )
     warm, end = running[0], running[-1]
     x = np.array([s.frames for s in running], dtype=float)
     y = np.array([s.rss_kb for s in running], dtype=float)
     slope = np.polyfit(x, y, 1)[0] * 100 if np.ptp(x) > 0 else 0.0
-    return {"warm": warm, "end": end, "growth": (end.rss_kb - warm.rss_kb) / warm.rss_kb,
-            "exit": samples[-1], "peak": max(s.hwm_kb for s in samples), "trend": slope,
-            "samples": len(samples)}
+    return {
+        "warm": warm,
+        "end": end,
+        "growth": (end.rss_kb - warm.rss_kb) / warm.rss_kb,
+        "exit": samples[-1],
+        "peak": max(s.hwm_kb for s in samples),
+        "trend": slope,
+        "samples": len(samples),
+    }
 
 
 def energy_figures(h5: Path) -> dict:
@@ -176,9 +193,15 @@ def energy_figures(h5: Path) -> dict:
         kinetic = f["energy/kinetic"][:]
     k = max(2, int(round(WARM * len(total))))
     first, last = total[:k], total[-k:]
-    return {"frames": len(total), "window": k, "first_band": float(np.ptp(first)),
-            "last_band": float(np.ptp(last)), "first_mean": float(first.mean()),
-            "last_mean": float(last.mean()), "scale": float(np.abs(kinetic).max())}
+    return {
+        "frames": len(total),
+        "window": k,
+        "first_band": float(np.ptp(first)),
+        "last_band": float(np.ptp(last)),
+        "first_mean": float(first.mean()),
+        "last_mean": float(last.mean()),
+        "scale": float(np.abs(kinetic).max()),
+    }
 
 
 def write_samples(path: Path, samples: list[Sample]) -> None:
@@ -205,27 +228,50 @@ def report(args, samples, wall, rss, en) -> bool:
     keeps = BAND_RATIO[0] <= ratio <= BAND_RATIO[1]
     w, e, x = rss["warm"], rss["end"], rss["exit"]
     rows = [
-        ("case", f"cantilever, {args.elements} elements, explicit order 2, dt {args.dt:g}, "
-                 f"{args.steps} steps, a frame every {args.every} ({en['frames']} frames)"),
-        ("machine", f"{cpu_model()}, {os.cpu_count()} cores, load average "
-                    f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end"),
-        ("wall", f"{wall:.1f} s ({args.steps / wall:.3g} steps/s with start-up and output), "
-                 f"{rss['samples']} samples"),
+        (
+            "case",
+            f"cantilever, {args.elements} elements, explicit order 2, dt {args.dt:g}, "
+            f"{args.steps} steps, a frame every {args.every} ({en['frames']} frames)",
+        ),
+        (
+            "machine",
+            f"{cpu_model()}, {os.cpu_count()} cores, load average "
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end",
+        ),
+        (
+            "wall",
+            f"{wall:.1f} s ({args.steps / wall:.3g} steps/s with start-up and output), "
+            f"{rss['samples']} samples",
+        ),
         ("RSS warm-up", f"{w.rss_kb / mb:.1f} MiB at {w.wall:.0f} s, frame {w.frames}"),
         ("RSS end", f"{e.rss_kb / mb:.1f} MiB at {e.wall:.0f} s, frame {e.frames}"),
-        ("RSS growth", f"{100 * rss['growth']:+.3f} % (limit {100 * GROWTH_LIMIT:g} %)  "
-                       + ("ok" if grows else "FAIL")),
+        (
+            "RSS growth",
+            f"{100 * rss['growth']:+.3f} % (limit {100 * GROWTH_LIMIT:g} %)  "
+            + ("ok" if grows else "FAIL"),
+        ),
         ("RSS trend", f"{rss['trend']:+.1f} kB per 100 frames after warm-up"),
-        ("RSS last", f"{x.rss_kb / mb:.1f} MiB at {x.wall:.0f} s, frame {x.frames} (the last "
-                     f"sample); peak {rss['peak'] / mb:.1f} MiB (VmHWM)"),
-        ("energy first", f"band {en['first_band']:.3g}, mean {en['first_mean']:+.3g} "
-                         f"(frames 0-{en['window'] - 1})"),
-        ("energy last", f"band {en['last_band']:.3g}, mean {en['last_mean']:+.3g} "
-                        f"(last {en['window']} frames)"),
-        ("energy ratio", f"last / first band {ratio:.3g} (limit {BAND_RATIO[0]:g} ... "
-                         f"{BAND_RATIO[1]:g}); bands / max kinetic energy "
-                         f"{en['first_band'] / en['scale']:.2g}, "
-                         f"{en['last_band'] / en['scale']:.2g}  " + ("ok" if keeps else "FAIL")),
+        (
+            "RSS last",
+            f"{x.rss_kb / mb:.1f} MiB at {x.wall:.0f} s, frame {x.frames} (the last "
+            f"sample); peak {rss['peak'] / mb:.1f} MiB (VmHWM)",
+        ),
+        (
+            "energy first",
+            f"band {en['first_band']:.3g}, mean {en['first_mean']:+.3g} "
+            f"(frames 0-{en['window'] - 1})",
+        ),
+        (
+            "energy last",
+            f"band {en['last_band']:.3g}, mean {en['last_mean']:+.3g} (last {en['window']} frames)",
+        ),
+        (
+            "energy ratio",
+            f"last / first band {ratio:.3g} (limit {BAND_RATIO[0]:g} ... "
+            f"{BAND_RATIO[1]:g}); bands / max kinetic energy "
+            f"{en['first_band'] / en['scale']:.2g}, "
+            f"{en['last_band'] / en['scale']:.2g}  " + ("ok" if keeps else "FAIL"),
+        ),
     ]
     width = max(len(r[0]) for r in rows)
     for name, text in rows:
@@ -238,13 +284,24 @@ def parse_args(argv=None):
     p.add_argument("--steps", type=int, default=1_000_000, help="time steps (default 10^6)")
     p.add_argument("--every", type=int, default=1000, help="steps between frames")
     p.add_argument("--elements", type=int, default=100, help="rod elements")
-    p.add_argument("--dt", type=float, default=7.5e-4,
-                   help="time step (default 7.5e-4, 0.75 x the stable-step estimate at 100)")
+    p.add_argument(
+        "--dt",
+        type=float,
+        default=7.5e-4,
+        help="time step (default 7.5e-4, 0.75 x the stable-step estimate at 100)",
+    )
     p.add_argument("--interval", type=float, default=1.0, help="seconds between RSS samples")
-    p.add_argument("--no-vtk", dest="vtk", action="store_false",
-                   help="no ParaView series (to tell the writers' memory apart)")
-    p.add_argument("--keep", type=Path, help="write the case, results and the samples "
-                   "(rss.csv) here and keep them")
+    p.add_argument(
+        "--no-vtk",
+        dest="vtk",
+        action="store_false",
+        help="no ParaView series (to tell the writers' memory apart)",
+    )
+    p.add_argument(
+        "--keep",
+        type=Path,
+        help="write the case, results and the samples (rss.csv) here and keep them",
+    )
     return p.parse_args(argv)
 
 

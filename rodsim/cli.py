@@ -43,16 +43,22 @@ def _handle_errors(fn):
         except MemoryError as exc:  # the estimate was too low, or the memory went elsewhere
             if debug:
                 raise
-            click.echo(f"error: out of memory{f' ({exc})' if str(exc) else ''}: the model "
-                       "needs more memory than this machine gave it (`rodsim check` prints "
-                       "the estimate); reduce the model or free memory. Results written so "
-                       "far stay readable.", err=True)
+            click.echo(
+                f"error: out of memory{f' ({exc})' if str(exc) else ''}: the model "
+                "needs more memory than this machine gave it (`rodsim check` prints "
+                "the estimate); reduce the model or free memory. Results written so "
+                "far stay readable.",
+                err=True,
+            )
             ctx.exit(ResourceError.exit_code)
         except Exception as exc:  # a bug in rodsim: say so instead of dumping a traceback
             if debug:
                 raise
-            click.echo(f"internal error ({type(exc).__name__}: {exc}); this is a bug in "
-                       "rodsim. Rerun with `rodsim --debug ...` for the traceback.", err=True)
+            click.echo(
+                f"internal error ({type(exc).__name__}: {exc}); this is a bug in "
+                "rodsim. Rerun with `rodsim --debug ...` for the traceback.",
+                err=True,
+            )
             ctx.exit(1)
 
     return wrapper
@@ -69,9 +75,11 @@ def main(debug: bool, verbose: bool) -> None:
 
 
 _SET_HELP = "Override a case key, e.g. --set solver.dt=1e-3 (repeatable)."
-_MEMORY_HELP = ("Memory the run may use, e.g. 4G, 500M, 2GiB (powers of 1024; kB, MB, GB: of "
-                "1000) or bytes; default: what the system has available. A model whose "
-                "estimate exceeds it is refused (exit code 4).")
+_MEMORY_HELP = (
+    "Memory the run may use, e.g. 4G, 500M, 2GiB (powers of 1024; kB, MB, GB: of "
+    "1000) or bytes; default: what the system has available. A model whose "
+    "estimate exceeds it is refused (exit code 4)."
+)
 
 
 class Size(click.ParamType):
@@ -132,8 +140,10 @@ class Progress:
             if self.told and now - self.shown < 0.1 and stats.active:
                 return
             self.told, self.shown = True, now
-            sys.stderr.write(f"\r  compiling kernels (first run only): {stats.kernels} kernels,"
-                             f" {self.compile_seconds():.0f} s   ")
+            sys.stderr.write(
+                f"\r  compiling kernels (first run only): {stats.kernels} kernels,"
+                f" {self.compile_seconds():.0f} s   "
+            )
             sys.stderr.flush()
         except OSError:  # the terminal is gone (SIGHUP)
             self.enabled = self.announce = False
@@ -156,8 +166,10 @@ class Progress:
         fill = int(width * step / n_steps)
         bar = "#" * fill + "." * (width - fill)
         eta_text = f"{int(eta // 60)}:{int(eta % 60):02d}" if math.isfinite(eta) else "?"
-        sys.stderr.write(f"\r  t = {t:.5g} / {self.t_end:.5g} [{bar}] {100 * step / n_steps:3.0f}%"
-                         f"  {rate:.3g} steps/s  ETA {eta_text}   ")
+        sys.stderr.write(
+            f"\r  t = {t:.5g} / {self.t_end:.5g} [{bar}] {100 * step / n_steps:3.0f}%"
+            f"  {rate:.3g} steps/s  ETA {eta_text}   "
+        )
         sys.stderr.flush()
 
     def done(self) -> None:
@@ -171,10 +183,17 @@ class Progress:
 
 @main.command()
 @click.argument("case", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Results file (.h5); never the case file, a mesh file it reads or a .pvd.")
-@click.option("--vtk/--no-vtk", default=None, help="Write the ParaView series (default: the "
-              "case's output.vtk).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Results file (.h5); never the case file, a mesh file it reads or a .pvd.",
+)
+@click.option(
+    "--vtk/--no-vtk",
+    default=None,
+    help="Write the ParaView series (default: the case's output.vtk).",
+)
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--max-memory", type=Size(), default=None, help=_MEMORY_HELP)
@@ -196,8 +215,10 @@ def run(case, output, vtk, overrides, quiet, max_memory):
         if not quiet:
             click.echo(api.summary(prep))
             if h5.exists():
-                click.echo(f"previous  {h5.name} is kept as {previous_path(h5).name} until this "
-                           "run completes")
+                click.echo(
+                    f"previous  {h5.name} is kept as {previous_path(h5).name} until this "
+                    "run completes"
+                )
         progress.begin()
         try:
             result = api.run_case(prep, output, vtk=vtk, progress=progress)
@@ -215,10 +236,14 @@ def run(case, output, vtk, overrides, quiet, max_memory):
         # the steps' own rate: compiling happens once
         wall = max(result.wall - progress.compile_seconds(run_only=True), 1e-9)
         note = f"; compiling kernels {compiled:.3g} s (first run only)" if compiled > 0.05 else ""
-        click.echo(f"done      {result.steps} steps in {wall:.3g} s "
-                   f"({result.steps / wall:.3g} steps/s), {result.frames} frames{note}")
-        click.echo(f"energy    kinetic {f.kinetic:.6g}, internal {f.internal:.6g}, "
-                   f"external {f.external:.6g}, total {f.total:.6g}")
+        click.echo(
+            f"done      {result.steps} steps in {wall:.3g} s "
+            f"({result.steps / wall:.3g} steps/s), {result.frames} frames{note}"
+        )
+        click.echo(
+            f"energy    kinetic {f.kinetic:.6g}, internal {f.internal:.6g}, "
+            f"external {f.external:.6g}, total {f.total:.6g}"
+        )
         click.echo(f"results   {result.path}" + (f"\nparaview  {result.pvd}" if result.pvd else ""))
 
 
@@ -249,8 +274,13 @@ def info(results):
 @main.command()
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["vtk"]), default="vtk", show_default=True)
-@click.option("-o", "--output", "folder", type=click.Path(file_okay=False),
-              help="Folder for the series (default: next to the results file).")
+@click.option(
+    "-o",
+    "--output",
+    "folder",
+    type=click.Path(file_okay=False),
+    help="Folder for the series (default: next to the results file).",
+)
 @_handle_errors
 def export(results, fmt, folder):
     """Write the ParaView series of an existing results file."""
@@ -305,10 +335,18 @@ def warmup(cases):
 @main.command()
 @click.argument("names", nargs=-1)
 @click.option("--quick", is_flag=True, help="The coarse tier (CI): coarser meshes, shorter runs.")
-@click.option("--report", "report_dir", type=click.Path(file_okay=False),
-              help="Write DIR/README.md with the table and one figure per benchmark.")
-@click.option("--suite", type=click.Path(file_okay=False), default=None,
-              help="Benchmark folder (default: validation/ of the rodsim checkout).")
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False),
+    help="Write DIR/README.md with the table and one figure per benchmark.",
+)
+@click.option(
+    "--suite",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Benchmark folder (default: validation/ of the rodsim checkout).",
+)
 @_handle_errors
 def validate(names, quick, report_dir, suite):
     """Run the validation benchmarks (all, or NAMES) and compare with their references.

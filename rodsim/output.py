@@ -38,16 +38,25 @@ def dynamic_frame(run, dt: float) -> Frame:
         prescribed_velocities(model.prescribed, run.time, dt, vel, omega)  # of the last step
     diag = run.diagnostics()
     return Frame(
-        time=run.time, position=st.x.copy(), rotation=_rotations(model, st.rot),
-        directors=st.rot.copy(), velocity=vel, angular_velocity=omega,
-        linear_momentum=st.p.copy(), angular_momentum=st.pi.copy(),
-        kinetic=diag.kinetic, internal=diag.internal, external=diag.external,
+        time=run.time,
+        position=st.x.copy(),
+        rotation=_rotations(model, st.rot),
+        directors=st.rot.copy(),
+        velocity=vel,
+        angular_velocity=omega,
+        linear_momentum=st.p.copy(),
+        angular_momentum=st.pi.copy(),
+        kinetic=diag.kinetic,
+        internal=diag.internal,
+        external=diag.external,
         total_linear=np.asarray(diag.linear_momentum, dtype=float),
-        total_angular=np.asarray(diag.angular_momentum, dtype=float), dt=dt,
-        iterations=float(run.max_iterations), residual=getattr(run, "residual", math.nan),
+        total_angular=np.asarray(diag.angular_momentum, dtype=float),
+        dt=dt,
+        iterations=float(run.max_iterations),
+        residual=getattr(run, "residual", math.nan),
         **forces.fields(model.terms, st.x, st.rot),
         **_reactions(model, st.x, st.rot, run.time, vel, omega),
-    )  # fmt: skip
+    )
 
 
 def static_frame(model, x, rot, load: float, step=None) -> Frame:
@@ -58,11 +67,22 @@ def static_frame(model, x, rot, load: float, step=None) -> Frame:
     internal = out.pop("energy")
     external = forces.external_potential(model.terms, x, rot, load)
     return Frame(
-        time=load, position=x.copy(), rotation=_rotations(model, rot), directors=rot.copy(),
-        velocity=zeros, angular_velocity=zeros, linear_momentum=zeros, angular_momentum=zeros,
-        kinetic=0.0, internal=internal, external=external, total_linear=np.zeros(3),
-        total_angular=np.zeros(3), dt=math.nan if step is None else step.h,  # inf: Newton
+        time=load,
+        position=x.copy(),
+        rotation=_rotations(model, rot),
+        directors=rot.copy(),
+        velocity=zeros,
+        angular_velocity=zeros,
+        linear_momentum=zeros,
+        angular_momentum=zeros,
+        kinetic=0.0,
+        internal=internal,
+        external=external,
+        total_linear=np.zeros(3),
+        total_angular=np.zeros(3),
+        dt=math.nan if step is None else step.h,  # inf: Newton
         iterations=0.0 if step is None else float(step.iterations),
         residual=0.0 if step is None else step.residual,
-        **out, **_reactions(model, x, rot, load),
-    )  # fmt: skip
+        **out,
+        **_reactions(model, x, rot, load),
+    )

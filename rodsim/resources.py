@@ -272,8 +272,9 @@ def estimate(sizes: Sizes, settings: Settings) -> Estimate:
     """Peak resident bytes of a run (see the module docstring)."""
     # the schema leaves element counts to this estimate: keep absurd ones (1e300 x 1e300
     # plates) in the range of floats; they are refused all the same
-    s = Sizes(*(min(n, MAX_COUNT) for n in (sizes.nodes, sizes.elements, sizes.plates,
-                                            sizes.width)))  # fmt: skip
+    s = Sizes(
+        *(min(n, MAX_COUNT) for n in (sizes.nodes, sizes.elements, sizes.plates, sizes.width))
+    )
     if settings.kind == "explicit":
         scheme = _bytes(EXPLICIT, s)
         if settings.group != "SE3":
@@ -319,8 +320,9 @@ def _limit_value(text: str | None) -> int | None:
     return int(value) if int(value) < 2**60 else None
 
 
-def cgroup_limit(root=Path("/sys/fs/cgroup"), membership=Path("/proc/self/cgroup")
-                 ) -> tuple[int, str] | None:  # fmt: skip
+def cgroup_limit(
+    root=Path("/sys/fs/cgroup"), membership=Path("/proc/self/cgroup")
+) -> tuple[int, str] | None:
     """The tightest memory limit of the process's cgroup and its ancestors, and the file name:
     cgroup v2 (membership line ``0::/path``, ``root/path/memory.max``) or v1 (line
     ``n:...memory...:/path``, ``root/memory/path/memory.limit_in_bytes``). Inside a container
@@ -424,9 +426,11 @@ def _count(n: int) -> str:
 
 def describe(s: Sizes) -> str:
     """The items of the model that take the memory: '1e8 rod elements, 1e8 nodes'."""
-    parts = [f"{_count(s.elements)} rod elements" if s.elements else "",
-             f"{_count(s.plates)} plate elements" if s.plates else "",
-             f"{_count(s.nodes)} nodes"]  # fmt: skip
+    parts = [
+        f"{_count(s.elements)} rod elements" if s.elements else "",
+        f"{_count(s.plates)} plate elements" if s.plates else "",
+        f"{_count(s.nodes)} nodes",
+    ]
     return ", ".join(p for p in parts if p)
 
 

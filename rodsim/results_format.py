@@ -86,85 +86,229 @@ _D = Dataset
 DATASETS = (
     _D("mesh/points", ("N", 3), "points", "length", "reference node positions"),
     _D("mesh/frames", ("N", 3, 3), "frames", "1", "reference nodal frames, columns d1 d2 d3"),
-    _D("mesh/rods", ("E", 2), "conn", "index", "rod element connectivity (two node indices)",
-       RODS, dtype="i8"),
-    _D("mesh/rod_section", ("E",), "section", "index",
-       "section of each rod element, an index into the names attribute", RODS, dtype="i8",
-       names="section_names"),
-    _D("mesh/rod_part", ("E",), "part", "index",
-       "part of each rod element, an index into the names attribute", RODS, dtype="i8",
-       names="part_names"),
-    _D("mesh/plates", ("P", 4), "plates", "index",
-       "plate connectivity going round the element; triangles repeat their last node", PLATES,
-       dtype="i8"),
-    _D("mesh/plate_section", ("P",), "plate_section", "index",
-       "section of each plate element, an index into the names attribute (the rods' names)",
-       PLATES, dtype="i8", names="section_names"),
-    _D("mesh/plate_part", ("P",), "plate_part", "index",
-       "part of each plate element, an index into the names attribute (the rods' names)",
-       PLATES, dtype="i8", names="part_names"),
-    _D(SETS + "/{name}", ("K",), "sets", "index", "the sorted node indices of the node set",
-       dtype="i8"),
+    _D(
+        "mesh/rods",
+        ("E", 2),
+        "conn",
+        "index",
+        "rod element connectivity (two node indices)",
+        RODS,
+        dtype="i8",
+    ),
+    _D(
+        "mesh/rod_section",
+        ("E",),
+        "section",
+        "index",
+        "section of each rod element, an index into the names attribute",
+        RODS,
+        dtype="i8",
+        names="section_names",
+    ),
+    _D(
+        "mesh/rod_part",
+        ("E",),
+        "part",
+        "index",
+        "part of each rod element, an index into the names attribute",
+        RODS,
+        dtype="i8",
+        names="part_names",
+    ),
+    _D(
+        "mesh/plates",
+        ("P", 4),
+        "plates",
+        "index",
+        "plate connectivity going round the element; triangles repeat their last node",
+        PLATES,
+        dtype="i8",
+    ),
+    _D(
+        "mesh/plate_section",
+        ("P",),
+        "plate_section",
+        "index",
+        "section of each plate element, an index into the names attribute (the rods' names)",
+        PLATES,
+        dtype="i8",
+        names="section_names",
+    ),
+    _D(
+        "mesh/plate_part",
+        ("P",),
+        "plate_part",
+        "index",
+        "part of each plate element, an index into the names attribute (the rods' names)",
+        PLATES,
+        dtype="i8",
+        names="part_names",
+    ),
+    _D(
+        SETS + "/{name}",
+        ("K",),
+        "sets",
+        "index",
+        "the sorted node indices of the node set",
+        dtype="i8",
+    ),
     _D("nodes/position", ("N", 3), "position", "length", "current node positions"),
-    _D("nodes/rotation", ("N", 4), "rotation", "1",
-       "unit quaternions (w, x, y, z) of the reference-to-current section frame"),
+    _D(
+        "nodes/rotation",
+        ("N", 4),
+        "rotation",
+        "1",
+        "unit quaternions (w, x, y, z) of the reference-to-current section frame",
+    ),
     _D("nodes/velocity", ("N", 3), "velocity", "length/time", "spatial velocity"),
-    _D("nodes/angular_velocity", ("N", 3), "angular_velocity", "1/time",
-       "spatial angular velocity"),
-    _D("nodes/linear_momentum", ("N", 3), "linear_momentum", "mass length/time",
-       "spatial nodal linear momentum (discrete Legendre transform)"),
-    _D("nodes/angular_momentum", ("N", 3), "angular_momentum", "mass length^2/time",
-       "spatial nodal angular momentum about the node"),
-    _D("nodes/reaction_force", ("N", 3), "reaction_force", "force",
-       "force of the supports on the node: in fixed components minus the element forces "
-       "and applied loads, elsewhere the elastic supports' force (0 without them)",
-       optional=True),
-    _D("nodes/reaction_moment", ("N", 3), "reaction_moment", "force length",
-       "moment of the supports on the node about the node: in fixed components minus the "
-       "element moments and applied moments, elsewhere the elastic supports' moment",
-       optional=True),
-    _D("rods/force", ("E", 3), "force", "force",
-       "stress resultant in the section frame: axial, shear2, shear3", RODS),
-    _D("rods/moment", ("E", 3), "moment", "force length",
-       "stress couple in the section frame: torsion, bending2, bending3", RODS),
+    _D(
+        "nodes/angular_velocity", ("N", 3), "angular_velocity", "1/time", "spatial angular velocity"
+    ),
+    _D(
+        "nodes/linear_momentum",
+        ("N", 3),
+        "linear_momentum",
+        "mass length/time",
+        "spatial nodal linear momentum (discrete Legendre transform)",
+    ),
+    _D(
+        "nodes/angular_momentum",
+        ("N", 3),
+        "angular_momentum",
+        "mass length^2/time",
+        "spatial nodal angular momentum about the node",
+    ),
+    _D(
+        "nodes/reaction_force",
+        ("N", 3),
+        "reaction_force",
+        "force",
+        "force of the supports on the node: in fixed components minus the element forces "
+        "and applied loads, elsewhere the elastic supports' force (0 without them)",
+        optional=True,
+    ),
+    _D(
+        "nodes/reaction_moment",
+        ("N", 3),
+        "reaction_moment",
+        "force length",
+        "moment of the supports on the node about the node: in fixed components minus the "
+        "element moments and applied moments, elsewhere the elastic supports' moment",
+        optional=True,
+    ),
+    _D(
+        "rods/force",
+        ("E", 3),
+        "force",
+        "force",
+        "stress resultant in the section frame: axial, shear2, shear3",
+        RODS,
+    ),
+    _D(
+        "rods/moment",
+        ("E", 3),
+        "moment",
+        "force length",
+        "stress couple in the section frame: torsion, bending2, bending3",
+        RODS,
+    ),
     _D("rods/strain", ("E", 3), "strain", "1", "Gamma - Gamma0 in the section frame", RODS),
-    _D("rods/curvature", ("E", 3), "curvature", "1/length",
-       "Omega - Omega0 in the section frame", RODS),
-    _D("plates/membrane", ("P", 3), "plate_membrane", "force/length",
-       "membrane forces per length N11, N22, N12 at the element centre, in the element "
-       "basis", PLATES),
-    _D("plates/bending", ("P", 3), "plate_bending", "force length/length",
-       "bending moments per length M11, M22, M12 at the element centre, in the element basis",
-       PLATES),
-    _D("plates/shear", ("P", 2), "plate_shear", "force/length",
-       "transverse shear forces per length Q1, Q2 at the element centre, in the element "
-       "basis", PLATES),
+    _D(
+        "rods/curvature",
+        ("E", 3),
+        "curvature",
+        "1/length",
+        "Omega - Omega0 in the section frame",
+        RODS,
+    ),
+    _D(
+        "plates/membrane",
+        ("P", 3),
+        "plate_membrane",
+        "force/length",
+        "membrane forces per length N11, N22, N12 at the element centre, in the element basis",
+        PLATES,
+    ),
+    _D(
+        "plates/bending",
+        ("P", 3),
+        "plate_bending",
+        "force length/length",
+        "bending moments per length M11, M22, M12 at the element centre, in the element basis",
+        PLATES,
+    ),
+    _D(
+        "plates/shear",
+        ("P", 2),
+        "plate_shear",
+        "force/length",
+        "transverse shear forces per length Q1, Q2 at the element centre, in the element basis",
+        PLATES,
+    ),
     _D("time", (), "time", "time", "simulated time (equilibrium: load multiplier)"),
     _D("energy/kinetic", (), "kinetic", "energy", "kinetic energy"),
-    _D("energy/internal", (), "internal", "energy",
-       "strain energy of the elements and the elastic supports"),
-    _D("energy/external", (), "external", "energy",
-       "potential of conservative loads (gravity), 0 otherwise"),
+    _D(
+        "energy/internal",
+        (),
+        "internal",
+        "energy",
+        "strain energy of the elements and the elastic supports",
+    ),
+    _D(
+        "energy/external",
+        (),
+        "external",
+        "energy",
+        "potential of conservative loads (gravity), 0 otherwise",
+    ),
     _D("energy/total", (), "total", "energy", "kinetic + internal + external"),
-    _D("solver/dt", (), "dt", "time",
-       "time step; equilibrium: the last pseudo-time step of the load step (inf when Newton "
-       "alone converged)"),
-    _D("solver/iterations", (), "iterations", "count",
-       "explicit: largest nodal rotation-solve iteration count since the previous frame; "
-       "implicit: largest Newton iteration count of the steps since the previous frame; "
-       "equilibrium: Newton iterations of the load step"),
-    _D("solver/residual", (), "residual", "1",
-       "explicit: NaN (no global residual; local solves converge to solver.rotation_tol); "
-       "implicit: largest final Newton residual of the steps since the previous frame, "
-       "relative to the step's momenta and impulse; equilibrium: final residual relative to "
-       "loads plus reactions"),
-    _D("solver/off_schedule", (), "off_schedule", "1",
-       "1 for a frame written off the output schedule: the state when a signal stopped the "
-       "run (its last frame); 0 otherwise", optional=True, dtype="i8", since=2),
+    _D(
+        "solver/dt",
+        (),
+        "dt",
+        "time",
+        "time step; equilibrium: the last pseudo-time step of the load step (inf when Newton "
+        "alone converged)",
+    ),
+    _D(
+        "solver/iterations",
+        (),
+        "iterations",
+        "count",
+        "explicit: largest nodal rotation-solve iteration count since the previous frame; "
+        "implicit: largest Newton iteration count of the steps since the previous frame; "
+        "equilibrium: Newton iterations of the load step",
+    ),
+    _D(
+        "solver/residual",
+        (),
+        "residual",
+        "1",
+        "explicit: NaN (no global residual; local solves converge to solver.rotation_tol); "
+        "implicit: largest final Newton residual of the steps since the previous frame, "
+        "relative to the step's momenta and impulse; equilibrium: final residual relative to "
+        "loads plus reactions",
+    ),
+    _D(
+        "solver/off_schedule",
+        (),
+        "off_schedule",
+        "1",
+        "1 for a frame written off the output schedule: the state when a signal stopped the "
+        "run (its last frame); 0 otherwise",
+        optional=True,
+        dtype="i8",
+        since=2,
+    ),
     _D("momentum/linear", (3,), "total_linear", "mass length/time", "total linear momentum"),
-    _D("momentum/angular", (3,), "total_angular", "mass length^2/time",
-       "total angular momentum about the origin"),
-)  # fmt: skip
+    _D(
+        "momentum/angular",
+        (3,),
+        "total_angular",
+        "mass length^2/time",
+        "total angular momentum about the origin",
+    ),
+)
 MESH_DATASETS = tuple(d for d in DATASETS if not d.per_frame)
 FRAME_DATASETS = tuple(d for d in DATASETS if d.per_frame)
 
@@ -200,11 +344,14 @@ class Adapter(NamedTuple):
 def quaternion_matrices(q: np.ndarray) -> np.ndarray:
     """(..., 4) unit quaternions (w, x, y, z) -> (..., 3, 3) rotation matrices."""
     w, x, y, z = np.moveaxis(q, -1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], -2)  # fmt: skip
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
 
 
 def missing_v1(f: h5py.File) -> list:
@@ -347,8 +494,7 @@ class RunStatus(NamedTuple):
         if self.state == "running":
             ours = holder and (holder.get("host"), holder.get("pid")) == (self.host, self.pid)
             if ours and holder.get("alive"):
-                return (f"running (pid {holder.get('pid')} on {holder.get('host')}): "
-                        f"{last}{of}")
+                return f"running (pid {holder.get('pid')} on {holder.get('host')}): {last}{of}"
             return f"incomplete: still running or killed, {last}{of}"
         return "unknown (written before rodsim recorded the run status)"
 
@@ -366,13 +512,19 @@ def run_status(f: h5py.File) -> RunStatus:
         return RunStatus("unknown", "", float("nan"), last)
     flag = "solver/off_schedule"
     off = bool(n and flag in f and f[flag].shape[0] >= n and f[flag][n - 1])
-    return RunStatus(_text_attr(f, "status"), _text_attr(f, "status_detail"),
-                     float(f.attrs.get("end_requested", float("nan"))), last, off,
-                     _text_attr(f, "host"), int(f.attrs.get("pid", 0)))
+    return RunStatus(
+        _text_attr(f, "status"),
+        _text_attr(f, "status_detail"),
+        float(f.attrs.get("end_requested", float("nan"))),
+        last,
+        off,
+        _text_attr(f, "host"),
+        int(f.attrs.get("pid", 0)),
+    )
 
 
 def incomplete_warning(path) -> str | None:
-    """"warning: ..." for a results file whose run did not complete, else None."""
+    """ "warning: ..." for a results file whose run did not complete, else None."""
     from rodsim.output_lock import holder
 
     with open_results(path) as f:
@@ -400,8 +552,11 @@ def markdown_table() -> str:
     ]
     for d in DATASETS:
         kind = {"f8": "float64", "i8": "int64"}[d.dtype]
-        lack = (f" (files before layout 1.{d.since} lack it)" if d.since
-                else " (files of layout 1.0 may lack it)")
+        lack = (
+            f" (files before layout 1.{d.since} lack it)"
+            if d.since
+            else " (files of layout 1.0 may lack it)"
+        )
         present = _PRESENT_TEXT[d.present] + (lack if d.optional else "")
         path = d.path.replace("{name}", "<set>")
         rows.append(

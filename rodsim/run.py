@@ -110,14 +110,21 @@ def summary(prep: Prepared) -> str:
         + f"{len(mesh.part_names)} parts, {len(set(mesh.section_names))} sections, "
         f"mass {m.mass.sum():.6g}",
         f"supports  {int(m.fixed.any(axis=1).sum())} nodes with fixed dofs"
-        + (f", {len(np.unique(m.supports.node))} on elastic supports"
-           if len(m.supports.node) else ""),
+        + (
+            f", {len(np.unique(m.supports.node))} on elastic supports"
+            if len(m.supports.node)
+            else ""
+        ),
         _loads_line(prep),
         _masses_line(prep),
         f"solver    {s['analysis']}, "
-        + {"explicit": f"explicit order {s['order']}", "implicit": "implicit (Cayley VI)",
-           "equilibrium": "implicit (Cayley VI) with Newton"}[p.kind]
-        + f", group {s['group']}" + (", parallel" if p.parallel else ""),
+        + {
+            "explicit": f"explicit order {s['order']}",
+            "implicit": "implicit (Cayley VI)",
+            "equilibrium": "implicit (Cayley VI) with Newton",
+        }[p.kind]
+        + f", group {s['group']}"
+        + (", parallel" if p.parallel else ""),
     ]
     if p.kind == "equilibrium":
         eq = s["equilibrium"]
@@ -150,9 +157,11 @@ def _loads_line(prep: Prepared) -> str:
     d, m = prep.case.data, prep.setup.model
     static = d["solver"]["analysis"] == "equilibrium"
     force, moment, weight = load_totals(m.terms, m.x0, m.rot0, 1.0 if static else 0.0)
-    return (f"loads     {_count(len(d['loads']))}; at {'load 1' if static else 't = 0'}: "
-            f"force {_vector(force)}, moment about the origin {_vector(moment)}, "
-            f"gravity {_vector(weight)}")
+    return (
+        f"loads     {_count(len(d['loads']))}; at {'load 1' if static else 't = 0'}: "
+        f"force {_vector(force)}, moment about the origin {_vector(moment)}, "
+        f"gravity {_vector(weight)}"
+    )
 
 
 def _masses_line(prep: Prepared) -> str:
@@ -161,8 +170,10 @@ def _masses_line(prep: Prepared) -> str:
     d, m, sets = prep.case.data, prep.setup.model, prep.setup.mesh.sets
     point = sum(pm["mass"] * len(sets[pm["set"]]) for pm in d["masses"])
     total = float(m.mass.sum())
-    return (f"masses    total {total:.6g}: structure {total - point:.6g}, point masses "
-            f"{point:.6g} ({_count(len(d['masses']))})")
+    return (
+        f"masses    total {total:.6g}: structure {total - point:.6g}, point masses "
+        f"{point:.6g} ({_count(len(d['masses']))})"
+    )
 
 
 def _count(n: int) -> str:
@@ -188,12 +199,19 @@ def output_paths(case: Case, output=None) -> tuple[Path, Path]:
             inputs[case.resolve(spec["file"]).resolve()] = f"the mesh file {spec['file']}"
     target = h5.resolve()
     if target in inputs:
-        raise CaseError(f"the results file {h5} is {inputs[target]}: writing it would destroy "
-                        "the input; give another -o", file=str(case.path), key="-o")
+        raise CaseError(
+            f"the results file {h5} is {inputs[target]}: writing it would destroy "
+            "the input; give another -o",
+            file=str(case.path),
+            key="-o",
+        )
     if target == pvd.resolve():
-        raise CaseError(f"the results file {h5} would be overwritten by the run's own ParaView "
-                        "index (same name, .pvd); give a .h5 name", file=str(case.path),
-                        key="-o")
+        raise CaseError(
+            f"the results file {h5} would be overwritten by the run's own ParaView "
+            "index (same name, .pvd); give a .h5 name",
+            file=str(case.path),
+            key="-o",
+        )
     return h5, pvd
 
 
@@ -297,11 +315,17 @@ def _equilibrium_frames(prep: Prepared, progress, stop):
         except StopRequested:
             residual = equilibrium.static_residual(eq, load)[0]
             now = equilibrium.LoadStep(load, 0, 0, residual, math.nan, ())
-            yield dataclasses.replace(static_frame(eq.model, eq.x, eq.rot, load, now),
-                                      off_schedule=1)
+            yield dataclasses.replace(
+                static_frame(eq.model, eq.x, eq.rot, load, now), off_schedule=1
+            )
             return
-        log.info("load %.6g: %d Newton iterations, %d pseudo steps, residual %.3g", step.load,
-                 step.iterations, step.pseudo_steps, step.residual)
+        log.info(
+            "load %.6g: %d Newton iterations, %d pseudo steps, residual %.3g",
+            step.load,
+            step.iterations,
+            step.pseudo_steps,
+            step.residual,
+        )
         if progress:
             progress(step.load, i, p.n_steps)
         yield static_frame(eq.model, eq.x, eq.rot, eq.load, step)
@@ -318,9 +342,13 @@ def warm_up(prep: Prepared) -> None:
             pass
 
 
-def execute(prep: Prepared, output=None, vtk: bool | None = None,
-            progress: Callable[[float, int, int], None] | None = None,
-            handle_signals: bool = True) -> Result:
+def execute(
+    prep: Prepared,
+    output=None,
+    vtk: bool | None = None,
+    progress: Callable[[float, int, int], None] | None = None,
+    handle_signals: bool = True,
+) -> Result:
     """Integrate (or solve for equilibrium) and write results (docs/running.md).
 
     The output is locked for the run (ResourceError if another run holds it). SIGINT,
@@ -344,9 +372,16 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
     case, mesh, p = prep.case, prep.setup.mesh, prep.plan
     started = wallclock.perf_counter()
     with watch.deferred():
-        writer = ResultsWriter(h5, mesh, case.text, case.data["title"], prep.overrides,
-                               end_requested=p.t_end, expected_frames=p.n_frames,
-                               compression=case.data["output"]["compression"])
+        writer = ResultsWriter(
+            h5,
+            mesh,
+            case.text,
+            case.data["title"],
+            prep.overrides,
+            end_requested=p.t_end,
+            expected_frames=p.n_frames,
+            compression=case.data["output"]["compression"],
+        )
     series = None
     last, status, detail, error = None, COMPLETE, "", None
     stopped = []
@@ -358,8 +393,9 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
 
     try:
         if pvd:
-            series = SeriesWriter(pvd, mesh.points, mesh.conn, plates=mesh.plates,
-                                  expected_frames=p.n_frames + 1)
+            series = SeriesWriter(
+                pvd, mesh.points, mesh.conn, plates=mesh.plates, expected_frames=p.n_frames + 1
+            )
         for frame in frames(prep, progress, stop):
             with watch.deferred():  # a second signal does not cut a frame in half
                 writer.write(frame)
@@ -385,15 +421,28 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
     error = error or series_error
     wall = wallclock.perf_counter() - started
     steps = p.n_steps if status == COMPLETE else -1
-    result = Result(h5, pvd, writer.frames, steps, wall, last, status,
-                    writer.previous if writer.kept_previous else None)
+    result = Result(
+        h5,
+        pvd,
+        writer.frames,
+        steps,
+        wall,
+        last,
+        status,
+        writer.previous if writer.kept_previous else None,
+    )
     if status == INTERRUPTED and error is None:
         error = Interrupted(f"stopped by {watch.name}: {kept_text(result)}", signal=watch.signal)
     if error is not None:
         error.result = result
         raise error
-    log.info("%d steps in %.3g s (%.3g steps/s), %d frames", steps, wall,
-             steps / max(wall, 1e-12), writer.frames)
+    log.info(
+        "%d steps in %.3g s (%.3g steps/s), %d frames",
+        steps,
+        wall,
+        steps / max(wall, 1e-12),
+        writer.frames,
+    )
     return result
 
 
@@ -415,8 +464,11 @@ def _close(writer: ResultsWriter, series, status: str, detail: str):
 def kept_text(result: Result) -> str:
     """What a run that did not complete leaves: its frames and the previous results."""
     frame = result.final
-    at = f" (the last, off-schedule, at t = {frame.time:.6g})" if frame is not None and \
-        frame.off_schedule else ""
+    at = (
+        f" (the last, off-schedule, at t = {frame.time:.6g})"
+        if frame is not None and frame.off_schedule
+        else ""
+    )
     text = f"{result.frames} frame{'s' * (result.frames != 1)} kept in {result.path}{at}"
     if result.previous:
         text += f"; the previous results stay in {result.previous}"

@@ -29,8 +29,9 @@ def spaghetti(n_elements: int = 10, fixed=None, loaded: bool = True):
                 nodes=[n_elements], force=(0.1, 0, 0), moment=(0, 0.5, 1.0), time=SPAGHETTI_PULSE
             )
         ]
-    return build_model(part.points, part.frames, part.conn, SPAGHETTI_SECTION, loads=loads,
-                       fixed=fixed)  # fmt: skip
+    return build_model(
+        part.points, part.frames, part.conn, SPAGHETTI_SECTION, loads=loads, fixed=fixed
+    )
 
 
 def free_ring(n_elements: int = 80):
@@ -99,8 +100,11 @@ def plate_strip(n1: int, n2: int, length: float = 12.0, width: float = 1.0, tria
     def index(i, j):
         return i * (n2 + 1) + j
 
-    quads = [[index(i, j), index(i + 1, j), index(i + 1, j + 1), index(i, j + 1)]
-             for i in range(n1) for j in range(n2)]  # fmt: skip
+    quads = [
+        [index(i, j), index(i + 1, j), index(i + 1, j + 1), index(i, j + 1)]
+        for i in range(n1)
+        for j in range(n2)
+    ]
     if triangles:
         conn = [t for a, b, c, d in quads for t in ([a, b, c, c], [a, c, d, d])]
     else:
@@ -109,8 +113,9 @@ def plate_strip(n1: int, n2: int, length: float = 12.0, width: float = 1.0, tria
     return points, frames, np.array(conn, dtype=np.int64), index
 
 
-def energies_keeping_momenta(run, advance, calls: int, steps: int, lin_tol: float,
-                             ang_tol: float) -> list:
+def energies_keeping_momenta(
+    run, advance, calls: int, steps: int, lin_tol: float, ang_tol: float
+) -> list:
     """Advance `run` calls x steps steps, asserting after each call that the total linear and
     angular momenta equal the initial ones to lin_tol and ang_tol relative to their norms;
     return the total energies, the initial one first."""
@@ -120,10 +125,18 @@ def energies_keeping_momenta(run, advance, calls: int, steps: int, lin_tol: floa
         advance(run, steps)
         d = run.diagnostics()
         energies.append(d.total)
-        np.testing.assert_allclose(d.linear_momentum, d0.linear_momentum, rtol=0,
-                                   atol=lin_tol * np.linalg.norm(d0.linear_momentum))
-        np.testing.assert_allclose(d.angular_momentum, d0.angular_momentum, rtol=0,
-                                   atol=ang_tol * np.linalg.norm(d0.angular_momentum))
+        np.testing.assert_allclose(
+            d.linear_momentum,
+            d0.linear_momentum,
+            rtol=0,
+            atol=lin_tol * np.linalg.norm(d0.linear_momentum),
+        )
+        np.testing.assert_allclose(
+            d.angular_momentum,
+            d0.angular_momentum,
+            rtol=0,
+            atol=ang_tol * np.linalg.norm(d0.angular_momentum),
+        )
     return energies
 
 

@@ -28,17 +28,24 @@ def results(tmp_path_factory):
 
 def test_run_prints_summary_then_results(results):
     out, text = results
-    for expected in ("11 nodes, 10 rod elements", "explicit order 2, group SO3xR3",
-                     "dt 0.005 (0.506 x stable-step estimate 0.0098773)", "100 steps",
-                     "6 frames", str(out), str(out.with_suffix(".pvd"))):
+    for expected in (
+        "11 nodes, 10 rod elements",
+        "explicit order 2, group SO3xR3",
+        "dt 0.005 (0.506 x stable-step estimate 0.0098773)",
+        "100 steps",
+        "6 frames",
+        str(out),
+        str(out.with_suffix(".pvd")),
+    ):
         assert expected in text, expected
     assert out.exists()
     assert out.with_suffix(".pvd").exists()
 
 
 def test_run_quiet_prints_nothing(tmp_path):
-    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(tmp_path / "q.h5"), "-q",
-                                    "--no-vtk", *SHORT])
+    res = CliRunner().invoke(
+        main, ["run", str(SPAGHETTI), "-o", str(tmp_path / "q.h5"), "-q", "--no-vtk", *SHORT]
+    )
     assert res.exit_code == 0
     assert res.output == ""
     assert not (tmp_path / "q.pvd").exists()
@@ -54,9 +61,23 @@ def test_default_output_goes_next_to_the_case(tmp_path):
 
 def test_set_overrides_reach_the_file(tmp_path):
     out = tmp_path / "o.h5"
-    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out), "-q", "--no-vtk",
-                                    "--set", "solver.t_end=0.2", "--set", "output.every=10",
-                                    "--set", "solver.group=SE3"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(SPAGHETTI),
+            "-o",
+            str(out),
+            "-q",
+            "--no-vtk",
+            "--set",
+            "solver.t_end=0.2",
+            "--set",
+            "output.every=10",
+            "--set",
+            "solver.group=SE3",
+        ],
+    )
     assert res.exit_code == 0, _err(res)
     with h5py.File(out) as f:
         assert f["time"][-1] == pytest.approx(0.2)
@@ -89,8 +110,16 @@ def test_export(results, tmp_path):
     assert len(list((tmp_path / "s_vtk").glob("*.vtu"))) == 6
 
 
-@pytest.mark.parametrize("what", ["energy", "momentum", "displacement@beam.end",
-                                  "force.axial@beam.all", "rotation.w@beam.start"])
+@pytest.mark.parametrize(
+    "what",
+    [
+        "energy",
+        "momentum",
+        "displacement@beam.end",
+        "force.axial@beam.all",
+        "rotation.w@beam.start",
+    ],
+)
 def test_plot_writes_png(results, tmp_path, what):
     out, _ = results
     png = tmp_path / "p.png"
@@ -100,12 +129,15 @@ def test_plot_writes_png(results, tmp_path, what):
     assert png.stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("what, message", [
-    ("bogus@beam.end", "unknown quantity 'bogus'"),
-    ("displacement@nowhere", "unknown node set 'nowhere'"),
-    ("force.sideways@beam.all", "unknown component 'sideways'"),
-    ("stuff", "expected energy, momentum or QUANTITY@SET"),
-])
+@pytest.mark.parametrize(
+    "what, message",
+    [
+        ("bogus@beam.end", "unknown quantity 'bogus'"),
+        ("displacement@nowhere", "unknown node set 'nowhere'"),
+        ("force.sideways@beam.all", "unknown component 'sideways'"),
+        ("stuff", "expected energy, momentum or QUANTITY@SET"),
+    ],
+)
 def test_plot_errors(results, what, message):
     out, _ = results
     res = CliRunner().invoke(main, ["plot", str(out), what])
@@ -118,8 +150,10 @@ def test_plot_errors(results, what, message):
 def test_not_a_results_file(tmp_path, command):
     bad = tmp_path / "bad.h5"
     bad.write_text("not hdf5")
-    for path, message in ((bad, "not a readable HDF5 file"),
-                          (tmp_path / "none.h5", "no such results file")):
+    for path, message in (
+        (bad, "not a readable HDF5 file"),
+        (tmp_path / "none.h5", "no such results file"),
+    ):
         res = CliRunner().invoke(main, [command, str(path)])
         assert res.exit_code == 2
         assert message in _err(res)
@@ -128,8 +162,8 @@ def test_not_a_results_file(tmp_path, command):
 def test_case_reference_is_generated_from_the_schema():
     committed = (ROOT / "docs" / "case_reference.md").read_text()
     assert committed == reference.reference(), (
-        "docs/case_reference.md is stale: python -m rodsim.case.reference > "
-        "docs/case_reference.md")
+        "docs/case_reference.md is stale: python -m rodsim.case.reference > docs/case_reference.md"
+    )
 
 
 def test_progress_line_on_a_terminal(capsys):

@@ -38,21 +38,40 @@ def test_strain_rates_match_finite_differences(trial):
     h, c, z = 1.1, (1.0, 1.0, 1.0), (0.0, 0.0, 0.0)
 
     def strains(t):
-        out = element_response(tuple(x1 + t * v1), tuple(x2 + t * v2), mat(_rot(t * w1) @ r1),
-                               mat(_rot(t * w2) @ r2), h, c, c, z, z)
+        out = element_response(
+            tuple(x1 + t * v1),
+            tuple(x2 + t * v2),
+            mat(_rot(t * w1) @ r1),
+            mat(_rot(t * w2) @ r2),
+            h,
+            c,
+            c,
+            z,
+            z,
+        )
         return np.array(out[4]), np.array(out[5])
 
     eps = 1e-6
     (gp, op), (gm, om) = strains(eps), strains(-eps)
-    g_dot, o_dot = strain_rates(vec(x1), vec(x2), mat(r1), mat(r2), h, vec(v1), vec(v2),
-                                vec(w1), vec(w2))
+    g_dot, o_dot = strain_rates(
+        vec(x1), vec(x2), mat(r1), mat(r2), h, vec(v1), vec(v2), vec(w1), vec(w2)
+    )
     # central difference: truncation ~eps^2, round-off ~1e-16/eps
     np.testing.assert_allclose(g_dot, (gp - gm) / (2 * eps), atol=1e-8)
     np.testing.assert_allclose(o_dot, (op - om) / (2 * eps), atol=1e-8)
     # objectivity: a rigid velocity field has zero strain rates
     w, v0 = RNG.normal(size=3), RNG.normal(size=3)
-    g_dot, o_dot = strain_rates(vec(x1), vec(x2), mat(r1), mat(r2), h, vec(v0 + np.cross(w, x1)),
-                                vec(v0 + np.cross(w, x2)), vec(w), vec(w))
+    g_dot, o_dot = strain_rates(
+        vec(x1),
+        vec(x2),
+        mat(r1),
+        mat(r2),
+        h,
+        vec(v0 + np.cross(w, x1)),
+        vec(v0 + np.cross(w, x2)),
+        vec(w),
+        vec(w),
+    )
     # round-off of O(|v| / h) ~ 1 quantities
     np.testing.assert_allclose(g_dot, 0.0, atol=1e-14)
     np.testing.assert_allclose(o_dot, 0.0, atol=1e-14)
@@ -77,13 +96,15 @@ def test_damping_forces_dissipate_and_balance():
     work = np.sum(f * vel) + np.sum(tau * omg)
     assert work == pytest.approx(-power, rel=1e-12)
     np.testing.assert_allclose(f.sum(axis=0), 0.0, atol=1e-12 * np.abs(f).max())
-    np.testing.assert_allclose((tau + np.cross(x, f)).sum(axis=0), 0.0,
-                               atol=1e-12 * np.abs(tau).max())
+    np.testing.assert_allclose(
+        (tau + np.cross(x, f)).sum(axis=0), 0.0, atol=1e-12 * np.abs(tau).max()
+    )
     # rigid motion: no force at all
     w, v0 = RNG.normal(size=3), RNG.normal(size=3)
     f[:], tau[:] = 0.0, 0.0
-    damping_forces(model.rods, x, rot, quat, v0 + np.cross(w, x), np.tile(w, (len(x), 1)),
-                   0.01, f, tau)
+    damping_forces(
+        model.rods, x, rot, quat, v0 + np.cross(w, x), np.tile(w, (len(x), 1)), 0.01, f, tau
+    )
     assert np.abs(f).max() < 1e-12
     assert np.abs(tau).max() < 1e-12
 
@@ -101,10 +122,14 @@ def test_free_rod_loses_energy_keeps_momenta(group):
         dynamics.advance(run, 100)
         d = run.diagnostics()
         energies.append(d.total)
-        np.testing.assert_allclose(d.linear_momentum, d0.linear_momentum,
-                                   atol=1e-10 * np.linalg.norm(d0.linear_momentum))
-        np.testing.assert_allclose(d.angular_momentum, d0.angular_momentum,
-                                   atol=1e-10 * np.linalg.norm(d0.angular_momentum))
+        np.testing.assert_allclose(
+            d.linear_momentum, d0.linear_momentum, atol=1e-10 * np.linalg.norm(d0.linear_momentum)
+        )
+        np.testing.assert_allclose(
+            d.angular_momentum,
+            d0.angular_momentum,
+            atol=1e-10 * np.linalg.norm(d0.angular_momentum),
+        )
     assert np.all(np.diff(energies) < 0)
     assert energies[-1] < energies[0] - 1.0  # visibly damped
     # the rigid part of the energy, |L|^2 / 2m, is never dissipated
@@ -141,8 +166,9 @@ def test_case_damping_reaches_the_model_and_the_step():
     from rodsim import run as runner
 
     case = Path(__file__).resolve().parents[1] / "inputs" / "spaghetti" / "spaghetti.yaml"
-    prep = runner.prepare(case, ["solver.damping.strain_rate=0.01", "solver.damping.mass=0.2",
-                                 "solver.dt=auto"])
+    prep = runner.prepare(
+        case, ["solver.damping.strain_rate=0.01", "solver.damping.mass=0.2", "solver.dt=auto"]
+    )
     model = prep.setup.model
     assert (model.beta, model.alpha) == (0.01, 0.2)
     assert prep.plan.stable_dt == pytest.approx(stable_step(model), rel=1e-12)

@@ -44,13 +44,20 @@ def _write(tmp_path, **fields):
     return case
 
 
-def _oscillate(tmp_path, support: str, initial: str, scheme: str, omega: float,
-               periods: float, *datasets):
+def _oscillate(
+    tmp_path, support: str, initial: str, scheme: str, omega: float, periods: float, *datasets
+):
     """Run the bar case with `support` for `periods` periods of 2 pi / omega, 1000 steps a
     period, a frame every step; (time, *datasets) of the results."""
     dt = 2 * np.pi / omega / 1000
-    case = _write(tmp_path, support=support, initial=initial, scheme=scheme, dt=dt,
-                  t_end=periods * 2 * np.pi / omega)
+    case = _write(
+        tmp_path,
+        support=support,
+        initial=initial,
+        scheme=scheme,
+        dt=dt,
+        t_end=periods * 2 * np.pi / omega,
+    )
     result, out = cli_run(case, tmp_path)
     assert result.exit_code == 0, result.output
     with h5py.File(out) as h5:
@@ -69,16 +76,19 @@ def _frequency(t: np.ndarray, signal: np.ndarray) -> float:
 
 def _random_supports(x0, rot0):
     nodes = np.arange(x0.shape[0])
-    items = [Support(nodes, *(tuple(RNG.uniform(0.5, 2.0, 3)) for _ in range(4)), frame)
-             for frame in supports.FRAMES]
+    items = [
+        Support(nodes, *(tuple(RNG.uniform(0.5, 2.0, 3)) for _ in range(4)), frame)
+        for frame in supports.FRAMES
+    ]
     return supports.pack_supports(items, x0, rot0)
 
 
 def _state(n):
     part = straight_rod([0, 0, 0], [2, 1, 0.5], n - 1, up=[0, 0, 1])
     x = part.points + RNG.normal(scale=0.1, size=part.points.shape)
-    rot = np.array([as_matrix(so3.exp(tuple(RNG.normal(scale=0.6, size=3)))) @ r
-                    for r in part.frames])
+    rot = np.array(
+        [as_matrix(so3.exp(tuple(RNG.normal(scale=0.6, size=3)))) @ r for r in part.frames]
+    )
     return part.points, part.frames, x, rot
 
 
@@ -151,10 +161,12 @@ def test_section_frame_spring_equals_the_global_one_along_the_same_axes():
     part = straight_rod([0, 0, 0], [0, 2, 0], 2, up=[0, 0, 1])
     assert np.allclose(part.frames[0][:, 0], [0, 1, 0])
     nodes = np.arange(3)
-    local = supports.pack_supports([Support(nodes, (1, 2, 3), (4, 5, 6), frame="section")],
-                                   part.points, part.frames)
-    world = supports.pack_supports([Support(nodes, (2, 1, 3), (5, 4, 6), frame="global")],
-                                   part.points, part.frames)
+    local = supports.pack_supports(
+        [Support(nodes, (1, 2, 3), (4, 5, 6), frame="section")], part.points, part.frames
+    )
+    world = supports.pack_supports(
+        [Support(nodes, (2, 1, 3), (5, 4, 6), frame="global")], part.points, part.frames
+    )
     np.testing.assert_allclose(local.k_t, world.k_t, atol=1e-14)
     np.testing.assert_allclose(local.k_r, world.k_r, atol=1e-14)
 
@@ -165,8 +177,15 @@ def test_mass_on_a_spring_oscillates_at_sqrt_k_over_m(tmp_path, scheme):
     sqrt(k/m) within 1e-4 (the schemes' frequency errors are (omega dt)^2/24 and /12 ~ 3e-6)."""
     k = 400.0
     omega = np.sqrt(k / M_NODE)
-    t, x = _oscillate(tmp_path, f"{{set: bar.all, spring: [{k}, 0, 0]}}",
-                      "{velocity: [0.01, 0, 0]}", scheme, omega, 3.2, "nodes/position")
+    t, x = _oscillate(
+        tmp_path,
+        f"{{set: bar.all, spring: [{k}, 0, 0]}}",
+        "{velocity: [0.01, 0, 0]}",
+        scheme,
+        omega,
+        3.2,
+        "nodes/position",
+    )
     ux = x[:, 1, 0] - 1.0
     assert _frequency(t, ux) == pytest.approx(omega, rel=1e-4)
     assert np.max(np.abs(ux)) == pytest.approx(0.01 / omega, rel=1e-3)
@@ -179,9 +198,15 @@ def test_rotational_spring_oscillates_at_sqrt_k_over_j(tmp_path, scheme):
     the angle reaches 0.4 rad, where psi = log(Lambda0^T Lambda) is still exactly theta e1."""
     k = 50.0
     omega = np.sqrt(k / J_NODE)
-    t, q = _oscillate(tmp_path, f"{{set: bar.all, rotational_spring: [{k}, 0, 0], "
-                      "frame: section}", f"{{angular_velocity: [{0.4 * omega}, 0, 0]}}", scheme,
-                      omega, 3.2, "nodes/rotation")
+    t, q = _oscillate(
+        tmp_path,
+        f"{{set: bar.all, rotational_spring: [{k}, 0, 0], frame: section}}",
+        f"{{angular_velocity: [{0.4 * omega}, 0, 0]}}",
+        scheme,
+        omega,
+        3.2,
+        "nodes/rotation",
+    )
     q = q[:, 1]
     theta = 2 * np.arctan2(q[:, 1], q[:, 0])
     assert _frequency(t, theta) == pytest.approx(omega, rel=1e-4)
@@ -190,10 +215,10 @@ def test_rotational_spring_oscillates_at_sqrt_k_over_j(tmp_path, scheme):
 
 def _sprung_rod(k):
     part = straight_rod([0, 0, 0], [1, 0, 0], 10, up=[0, 0, 1])
-    sec = section_from_resultants(EA=1e3, GA=[1e3, 1e3], GJ=1, EI=[1, 1], rhoA=1,
-                                  rhoI=[1e-3, 1e-3])
-    return build_model(part.points, part.frames, part.conn, sec,
-                       supports=[Support(np.array([5]), (k, k, k))])
+    sec = section_from_resultants(EA=1e3, GA=[1e3, 1e3], GJ=1, EI=[1, 1], rhoA=1, rhoI=[1e-3, 1e-3])
+    return build_model(
+        part.points, part.frames, part.conn, sec, supports=[Support(np.array([5]), (k, k, k))]
+    )
 
 
 def test_stiff_spring_sets_the_stable_step_and_the_blow_up():
@@ -254,8 +279,9 @@ def test_free_beam_on_winkler_foundation_matches_hetenyi(tmp_path):
     assert w == pytest.approx(p * beta / (2 * k), rel=5e-3)
     # global balance: the supports' forces carry the load. The residual's norm is at most
     # tol = 1e-8 x (loads + reactions ~ 2|P|); summed over the N = 121 nodes, sqrt(N) times it
-    np.testing.assert_allclose(reaction.sum(axis=0), [0, 0, -p],
-                               atol=np.sqrt(121) * 1e-8 * 2 * abs(p))
+    np.testing.assert_allclose(
+        reaction.sum(axis=0), [0, 0, -p], atol=np.sqrt(121) * 1e-8 * 2 * abs(p)
+    )
     # the foundation's energy is in the strain energy: at equilibrium under a dead load it is
     # half the load's work, 1/2 P w (Clapeyron)
     assert internal == pytest.approx(0.5 * p * w, rel=1e-6)
@@ -290,20 +316,21 @@ output: {vtk: false}
     assert reaction[-1, 2] == pytest.approx(-20.0 * w, rel=1e-9)
     # the balance holds to sqrt(N) x the equilibrium tolerance 1e-8 x (loads + reactions
     # ~ 0.1), N = 21 nodes
-    np.testing.assert_allclose(reaction.sum(axis=0), [0, 0, 0.05],
-                               atol=np.sqrt(21) * 1e-8 * 0.1)
+    np.testing.assert_allclose(reaction.sum(axis=0), [0, 0, 0.05], atol=np.sqrt(21) * 1e-8 * 0.1)
 
 
-@pytest.mark.parametrize("support, key, words", [
-    ("{foundation: bar.end, modulus: [1, 1, 1]}", "supports[0].foundation", "rod elements"),
-    ("{set: bar.end, spring: [1, 1, 1], frame: local}", "supports[0].frame", "global"),
-    ("{set: bar.end}", "supports[0]", "at least one of"),
-    ("{set: bar.end, spring: [1, -1, 1]}", "supports[0].spring[1]", ">= 0"),
-    ("{set: nowhere, spring: [1, 1, 1]}", "supports[0].set", "nowhere"),
-])
+@pytest.mark.parametrize(
+    "support, key, words",
+    [
+        ("{foundation: bar.end, modulus: [1, 1, 1]}", "supports[0].foundation", "rod elements"),
+        ("{set: bar.end, spring: [1, 1, 1], frame: local}", "supports[0].frame", "global"),
+        ("{set: bar.end}", "supports[0]", "at least one of"),
+        ("{set: bar.end, spring: [1, -1, 1]}", "supports[0].spring[1]", ">= 0"),
+        ("{set: nowhere, spring: [1, 1, 1]}", "supports[0].set", "nowhere"),
+    ],
+)
 def test_bad_supports_are_refused_with_the_key(tmp_path, support, key, words):
-    case = _write(tmp_path, support=support, initial="{}", scheme="explicit", dt=0.001,
-                  t_end=0.01)
+    case = _write(tmp_path, support=support, initial="{}", scheme="explicit", dt=0.001, t_end=0.01)
     result, _ = cli_run(case, tmp_path)
     assert result.exit_code == 2, result.output
     assert key in result.output, result.output
@@ -323,14 +350,23 @@ def test_dashpot_decays_at_c_over_2m(tmp_path, scheme):
     k, zeta = 400.0, 0.05
     omega = np.sqrt(k / M_NODE)
     c = 2 * zeta * M_NODE * omega
-    t, x, v, r = _oscillate(tmp_path, f"{{set: bar.all, spring: [{k}, 0, 0], dashpot: [{c}, 0, "
-                            "0]}", "{velocity: [0.01, 0, 0]}", scheme, omega, 4.2,
-                            "nodes/position", "nodes/velocity", "nodes/reaction_force")
+    t, x, v, r = _oscillate(
+        tmp_path,
+        f"{{set: bar.all, spring: [{k}, 0, 0], dashpot: [{c}, 0, 0]}}",
+        "{velocity: [0.01, 0, 0]}",
+        scheme,
+        omega,
+        4.2,
+        "nodes/position",
+        "nodes/velocity",
+        "nodes/reaction_force",
+    )
     ux, vx, reaction = x[:, 1, 0] - 1.0, v[:, 1, 0], r[:, 1, 0]
     assert _frequency(t, ux) == pytest.approx(omega * np.sqrt(1 - zeta**2), rel=5e-4)
     crossings = np.flatnonzero(np.sign(ux[:-1]) * np.sign(ux[1:]) < 0)
-    peaks = [np.argmax(np.abs(ux[a:b])) + a for a, b in zip(crossings[:-1], crossings[1:],
-                                                                      strict=True)]
+    peaks = [
+        np.argmax(np.abs(ux[a:b])) + a for a, b in zip(crossings[:-1], crossings[1:], strict=True)
+    ]
     rate = -np.polyfit(t[peaks], np.log(np.abs(ux[peaks])), 1)[0]
     assert rate == pytest.approx(c / (2 * M_NODE), rel=1e-2)
     np.testing.assert_allclose(reaction, -(k * ux + c * vx), atol=1e-12 * k * 0.01 / omega)
@@ -341,12 +377,15 @@ def test_springs_at_one_node_add_up_in_the_stable_step():
     k1 + k2: the estimate is 2 / sqrt((k1 + k2)/m + omega_e^2), not the stiffer one alone."""
     soft = stable_step(_sprung_rod(0.0))
     one = _sprung_rod(1.4e7)
-    two = build_model(one.x0, one.rot0, one.rods.conn, section_from_resultants(
-        EA=1e3, GA=[1e3, 1e3], GJ=1, EI=[1, 1], rhoA=1, rhoI=[1e-3, 1e-3]),
-        supports=[Support(np.array([5]), (1.4e7,) * 3), Support(np.array([5]), (1.4e7,) * 3)])
+    two = build_model(
+        one.x0,
+        one.rot0,
+        one.rods.conn,
+        section_from_resultants(EA=1e3, GA=[1e3, 1e3], GJ=1, EI=[1, 1], rhoA=1, rhoI=[1e-3, 1e-3]),
+        supports=[Support(np.array([5]), (1.4e7,) * 3), Support(np.array([5]), (1.4e7,) * 3)],
+    )
     m = one.mass[5]
-    assert stable_step(two) == pytest.approx(2 / np.sqrt(2.8e7 / m + (2 / soft) ** 2),
-                                             rel=1e-12)
+    assert stable_step(two) == pytest.approx(2 / np.sqrt(2.8e7 / m + (2 / soft) ** 2), rel=1e-12)
     assert stable_step(two) < stable_step(one)
 
 

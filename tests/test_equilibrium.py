@@ -39,8 +39,12 @@ def test_rollup_closes_the_circle(tmp_path, group, steps):
     the regular polygon with chords h (inscribed in a circle of radius h / (2 sin(pi/n))),
     one frame per load step with the multiplier as time, and the solver group records
     iterations and residuals."""
-    res, out = _run(INPUTS / "rollup/rollup.yaml", tmp_path, f"solver.group={group}",
-                    f"solver.equilibrium.load_steps={steps}")
+    res, out = _run(
+        INPUTS / "rollup/rollup.yaml",
+        tmp_path,
+        f"solver.group={group}",
+        f"solver.equilibrium.load_steps={steps}",
+    )
     assert res.exit_code == 0, res.output
     with h5py.File(out) as f:
         np.testing.assert_allclose(f["time"][:], np.linspace(0, 1, steps + 1))
@@ -52,8 +56,9 @@ def test_rollup_closes_the_circle(tmp_path, group, steps):
     assert np.linalg.norm(x[-1]) < 1e-6 * length
     corners = x[:-1]
     radius = (length / n) / (2 * np.sin(np.pi / n))
-    np.testing.assert_allclose(np.linalg.norm(corners - corners.mean(axis=0), axis=1), radius,
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        np.linalg.norm(corners - corners.mean(axis=0), axis=1), radius, rtol=1e-9
+    )
     np.testing.assert_allclose(m_z, 2 * np.pi * 2 / length, rtol=1e-9)  # M = EI kappa
     assert np.all(residual <= 1e-8)
     assert np.all(iterations >= 1)
@@ -89,7 +94,8 @@ def _shooting_bend(loads):
     """The continuum solution of validation/bend45/shooting.py (scipy shooting, independent of
     rodsim's elements), for inputs/bend45's arc, whose centre is on the -y side."""
     spec = importlib.util.spec_from_file_location(
-        "shooting", INPUTS.parent / "validation" / "bend45" / "shooting.py")
+        "shooting", INPUTS.parent / "validation" / "bend45" / "shooting.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.tip_displacements(loads, centre_side=-1.0)
@@ -138,8 +144,11 @@ def test_displacement_control_passes_the_limit_point(tmp_path):
     """Lee's frame with the load point's vertical displacement prescribed (the horizontal one
     free, `displacement: [null, -60, null]`): the load it carries, its support reaction, rises
     to the limit load (18.79e3 with 10 elements per member) and falls past it."""
-    res, out = _run(INPUTS.parent / "validation/lee_frame/case.yaml", tmp_path,
-                    "solver.equilibrium.load_steps=60")
+    res, out = _run(
+        INPUTS.parent / "validation/lee_frame/case.yaml",
+        tmp_path,
+        "solver.equilibrium.load_steps=60",
+    )
     assert res.exit_code == 0, res.output
     with h5py.File(out) as f:
         node = f["mesh/sets/load_point"][0]
@@ -156,14 +165,14 @@ def test_displacement_control_passes_the_limit_point(tmp_path):
 
 def _bar(n=4, prescribed=(), fixed_end=True, load=None):
     part = straight_rod([0, 0, 0], [2, 0, 0], n, up=[0, 0, 1])
-    sec = section_from_resultants(EA=300, GA=[200, 200], GJ=7, EI=[5, 6], rhoA=1,
-                                  rhoI=[0.01, 0.01])
+    sec = section_from_resultants(EA=300, GA=[200, 200], GJ=7, EI=[5, 6], rhoA=1, rhoI=[0.01, 0.01])
     fixed = np.zeros((n + 1, 6), dtype=bool)
     if fixed_end:
         fixed[0] = True
     loads = [] if load is None else [load]
-    return build_model(part.points, part.frames, part.conn, sec, fixed=fixed,
-                       prescribed=prescribed, loads=loads)
+    return build_model(
+        part.points, part.frames, part.conn, sec, fixed=fixed, prescribed=prescribed, loads=loads
+    )
 
 
 @pytest.mark.parametrize("group", GROUPS)
@@ -171,14 +180,18 @@ def test_prescribed_stretch_and_twist(group):
     """Prescribed end displacement and rotation reach their targets; the resultants are the
     exact N = EA u / L and T = GJ phi / L of a uniform stretch and twist."""
     end = np.array([4])
-    model = _bar(prescribed=[Prescribed(end, displacement=(0.1, 0, 0), rotation=(0.3, 0, 0),
-                                        time=timefunc.ramp(1.0))])
+    model = _bar(
+        prescribed=[
+            Prescribed(end, displacement=(0.1, 0, 0), rotation=(0.3, 0, 0), time=timefunc.ramp(1.0))
+        ]
+    )
     eq = equilibrium.start(model, group, h0=0.01)
     for lam in (0.5, 1.0):
         step = equilibrium.solve_load_step(eq, lam)
         assert step.residual <= 1e-8
     np.testing.assert_allclose(eq.x[-1], [2.1, 0, 0], atol=1e-12)
     from rodsim.model.rod import element_fields
+
     out = [np.empty((4, 3)) for _ in range(4)]
     element_fields(model.rods, eq.x, eq.rot, *out)
     force, moment = out[2], out[3]
@@ -195,8 +208,9 @@ def test_continuation_takes_over_where_newton_fails(group):
     moment = 2 * 2 * np.pi * ei / length
     load = NodalLoad(nodes=[n], moment=(0, 0, moment), time=timefunc.ramp(1.0))
     part = straight_rod([0, 0, 0], [length, 0, 0], n, up=[0, 0, 1])
-    sec = section_from_resultants(EA=1e4, GA=[1e4, 1e4], GJ=2, EI=[ei, ei], rhoA=1,
-                                  rhoI=[0.01, 0.01])
+    sec = section_from_resultants(
+        EA=1e4, GA=[1e4, 1e4], GJ=2, EI=[ei, ei], rhoA=1, rhoI=[0.01, 0.01]
+    )
     fixed = np.zeros((n + 1, 6), dtype=bool)
     fixed[0] = True
     model = build_model(part.points, part.frames, part.conn, sec, fixed=fixed, loads=[load])
@@ -248,8 +262,9 @@ def test_stability_test_finds_the_euler_load(group):
     n, length, ei = 20, 1.0, 2.0
     euler = np.pi**2 * ei / (4 * length**2)
     part = straight_rod([0, 0, 0], [length, 0, 0], n, up=[0, 0, 1])
-    sec = section_from_resultants(EA=1e5, GA=[1e5, 1e5], GJ=3, EI=[ei, ei], rhoA=1,
-                                  rhoI=[0.01, 0.01])
+    sec = section_from_resultants(
+        EA=1e5, GA=[1e5, 1e5], GJ=3, EI=[ei, ei], rhoA=1, rhoI=[0.01, 0.01]
+    )
     fixed = np.zeros((n + 1, 6), dtype=bool)
     fixed[0] = True
     for factor, stable in ((0.97, True), (1.03, False)):
@@ -267,8 +282,11 @@ def test_buckling_branch_is_followed(tmp_path):
     """Argyris' right-angle frame with a 1e-4 imperfection: below the critical tip force
     (about 1.09 N) the lateral displacement stays small; past it the stable, buckled branch
     is found (Newton alone would stay on the unstable in-plane branch)."""
-    res, out = _run(INPUTS.parent / "validation/argyris_frame/case.yaml", tmp_path,
-                    "solver.equilibrium.load_steps=20")
+    res, out = _run(
+        INPUTS.parent / "validation/argyris_frame/case.yaml",
+        tmp_path,
+        "solver.equilibrium.load_steps=20",
+    )
     assert res.exit_code == 0, res.output
     with h5py.File(out) as f:
         force = 1.5 * f["time"][:]
@@ -280,12 +298,12 @@ def test_buckling_branch_is_followed(tmp_path):
 def _column(factor, n=10):
     length, ei = 1.0, 2.0
     part = straight_rod([0, 0, 0], [length, 0, 0], n, up=[0, 0, 1])
-    sec = section_from_resultants(EA=1e5, GA=[1e5, 1e5], GJ=3, EI=[ei, ei], rhoA=1,
-                                  rhoI=[0.01, 0.01])
+    sec = section_from_resultants(
+        EA=1e5, GA=[1e5, 1e5], GJ=3, EI=[ei, ei], rhoA=1, rhoI=[0.01, 0.01]
+    )
     fixed = np.zeros((n + 1, 6), dtype=bool)
     fixed[0] = True
-    load = NodalLoad(nodes=[n], force=(-factor * np.pi**2 * ei / 4, 0, 0),
-                     time=timefunc.ramp(1.0))
+    load = NodalLoad(nodes=[n], force=(-factor * np.pi**2 * ei / 4, 0, 0), time=timefunc.ramp(1.0))
     return build_model(part.points, part.frames, part.conn, sec, fixed=fixed, loads=[load])
 
 
@@ -302,8 +320,7 @@ def test_unsupported_rigid_motions_are_not_instabilities():
     """A free rod under no load is in neutral equilibrium, which Newton accepts at once; under
     equal and opposite end pulls (singular tangent: continuation) it stretches by N L / EA."""
     part = straight_rod([0, 0, 0], [1, 0, 0], 4, up=[0, 0, 1])
-    sec = section_from_resultants(EA=100, GA=[100, 100], GJ=1, EI=[1, 1], rhoA=1,
-                                  rhoI=[0.01, 0.01])
+    sec = section_from_resultants(EA=100, GA=[100, 100], GJ=1, EI=[1, 1], rhoA=1, rhoI=[0.01, 0.01])
     pulls = [NodalLoad(nodes=[0], force=(-1, 0, 0)), NodalLoad(nodes=[4], force=(1, 0, 0))]
     for loads in ([], pulls):
         model = build_model(part.points, part.frames, part.conn, sec, loads=loads)

@@ -32,9 +32,19 @@ def test_render_snapshot_example(tmp_path):
     case = Path(__file__).resolve().parents[1] / "inputs" / "spaghetti" / "spaghetti.yaml"
     prep = runner.prepare(case, ["solver.t_end=1", "output.interval=0.5"])
     result = runner.execute(prep, tmp_path / "s.h5", vtk=True)
-    png = _load("render_snapshot").main([str(result.pvd), "--time", "0", "0.5", "1",
-                                         "--scalars", "moment.bending3",
-                                         "-o", str(tmp_path / "s.png")])
+    png = _load("render_snapshot").main(
+        [
+            str(result.pvd),
+            "--time",
+            "0",
+            "0.5",
+            "1",
+            "--scalars",
+            "moment.bending3",
+            "-o",
+            str(tmp_path / "s.png"),
+        ]
+    )
     data = Path(png).read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(data) > 20_000

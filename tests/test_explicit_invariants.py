@@ -74,10 +74,12 @@ def test_momentum_balance_under_load_every_step(group):
         d1 = run.diagnostics()
         f0, m0 = loads(t0, x0, r0)
         f1, m1 = loads(run.time, run.state.x, run.state.rot)
-        worst_l = max(worst_l, np.abs(d1.linear_momentum - d0.linear_momentum
-                                      - 0.5 * DT * (f0 + f1)).max())  # fmt: skip
-        worst_j = max(worst_j, np.abs(d1.angular_momentum - d0.angular_momentum
-                                      - 0.5 * DT * (m0 + m1)).max())  # fmt: skip
+        worst_l = max(
+            worst_l, np.abs(d1.linear_momentum - d0.linear_momentum - 0.5 * DT * (f0 + f1)).max()
+        )
+        worst_j = max(
+            worst_j, np.abs(d1.angular_momentum - d0.angular_momentum - 0.5 * DT * (m0 + m1)).max()
+        )
     assert worst_l <= 1e-12 * 50
     assert worst_j <= 1e-12 * 300
 
@@ -121,8 +123,7 @@ def _trajectory_errors(group, order, dts, dt_ref, t_end=1.0):
     model = spaghetti(loaded=False)
 
     def final(dt):
-        run = dynamics.start(model, dt, order=order, group=group,
-                             state=_smooth_free_motion(model))  # fmt: skip
+        run = dynamics.start(model, dt, order=order, group=group, state=_smooth_free_motion(model))
         dynamics.advance(run, int(round(t_end / dt)))
         return run.state.x.copy(), run.state.rot.copy()
 

@@ -132,8 +132,9 @@ solver: {t_end: 1}
 
 def test_gmsh_frame_matches_generated_parts(tmp_path):
     """The portal frame read from frame.msh equals the same frame built from rod parts."""
-    from_file = runner.prepare(Path(__file__).resolve().parents[1] / "inputs" / "frame"
-                               / "frame.yaml").setup.model
+    from_file = runner.prepare(
+        Path(__file__).resolve().parents[1] / "inputs" / "frame" / "frame.yaml"
+    ).setup.model
     case = tmp_path / "parts.yaml"
     case.write_text(PORTAL_PARTS)
     from_parts = runner.prepare(case).setup.model
@@ -143,7 +144,9 @@ def test_gmsh_frame_matches_generated_parts(tmp_path):
     order_file = np.lexsort(from_file.x0.T)
     order_parts = np.lexsort(from_parts.x0.T)
     np.testing.assert_allclose(from_parts.x0[order_parts], from_file.x0[order_file], atol=1e-10)
-    np.testing.assert_allclose(from_parts.mass[order_parts], from_file.mass[order_file],
-                               rtol=1e-9)
-    np.testing.assert_allclose(np.sort(element_max_frequencies(from_parts)),
-                               np.sort(element_max_frequencies(from_file)), rtol=1e-6)
+    np.testing.assert_allclose(from_parts.mass[order_parts], from_file.mass[order_file], rtol=1e-9)
+    np.testing.assert_allclose(
+        np.sort(element_max_frequencies(from_parts)),
+        np.sort(element_max_frequencies(from_file)),
+        rtol=1e-6,
+    )

@@ -59,8 +59,9 @@ def test_cayley_square_root(se3):
         if se3:
             np.testing.assert_allclose(half @ half, _cay4(w, v, se3), atol=1e-13)
         else:  # translation is additive on SO3xR3
-            np.testing.assert_allclose((half[:3, :3] @ half[:3, :3]), _cay4(w, v, se3)[:3, :3],
-                                       atol=1e-13)
+            np.testing.assert_allclose(
+                (half[:3, :3] @ half[:3, :3]), _cay4(w, v, se3)[:3, :3], atol=1e-13
+            )
             np.testing.assert_allclose(2 * np.array(s_v), v, atol=1e-15)
 
 
@@ -105,8 +106,9 @@ def test_cayley_derivatives_match_finite_differences(se3):
     y = RNG.normal(size=6)
     t = np.concatenate(cayley.dtau_transpose(tuple(w), tuple(v), tuple(y[:3]), tuple(y[3:]), se3))
     np.testing.assert_allclose(t, d.T @ y, atol=1e-8)
-    ti = np.concatenate(cayley.dtau_inv_transpose(tuple(w), tuple(v), tuple(y[:3]),
-                                                  tuple(y[3:]), se3))
+    ti = np.concatenate(
+        cayley.dtau_inv_transpose(tuple(w), tuple(v), tuple(y[:3]), tuple(y[3:]), se3)
+    )
     np.testing.assert_allclose(d.T @ ti, y, atol=1e-8)
 
 
@@ -150,8 +152,10 @@ def _lagrangian(model, solver, x0, r0, x1, r1, h):
     xb, rb = solver.work.xb.real.copy(), solver.work.rb.real.copy()
     f, tau = np.zeros_like(xb), np.zeros_like(xb)
     energy = rod_forces(model.rods, xb, rb, f, tau)
-    kinetic = 0.5 * (np.sum(model.mass * np.sum(xi[:, :3] ** 2, axis=1))
-                     + np.einsum("ni,nij,nj->", xi[:, 3:], model.inertia, xi[:, 3:]))
+    kinetic = 0.5 * (
+        np.sum(model.mass * np.sum(xi[:, :3] ** 2, axis=1))
+        + np.einsum("ni,nij,nj->", xi[:, 3:], model.inertia, xi[:, 3:])
+    )
     return h * kinetic - h * energy
 
 
@@ -165,8 +169,7 @@ def test_legendre_transforms_match_finite_differences(group):
     x0, r0, q0 = _deformed(model, RNG)
     h = 0.3
     xi = RNG.normal(size=(model.n_nodes, 6)) * 0.5
-    sd = implicit.step_data(solver, x0, r0, q0, np.zeros((model.n_nodes, 6)), h, 0.0, h,
-                            vr.DYNAMIC)
+    sd = implicit.step_data(solver, x0, r0, q0, np.zeros((model.n_nodes, 6)), h, 0.0, h, vr.DYNAMIC)
     rows, post = solver.residual(sd, xi)  # with P_k = 0: rows = -D1 L_d, spatial
     x1, r1 = solver.work.x1.real.copy(), solver.work.r1.real.copy()
     p1, pi1 = np.zeros((model.n_nodes, 3)), np.zeros((model.n_nodes, 3))
@@ -211,24 +214,47 @@ def _busy_model(damping=(0.02, 0.3)):
     conn = np.vstack([part_a.conn, part_b.conn + 3])
     end_frames = np.stack([np.stack([frames[i], frames[j]]) for i, j in conn])
     end_frames[3, 0] = part_b.frames[0]
-    sec = section_from_resultants(EA=1e3, GA=[800, 900], GJ=30, EI=[20, 25], rhoA=1.2,
-                                  rhoI=[0.01, 0.02])
+    sec = section_from_resultants(
+        EA=1e3, GA=[800, 900], GJ=30, EI=[20, 25], rhoA=1.2, rhoI=[0.01, 0.02]
+    )
     fixed = np.zeros((7, 6), dtype=bool)
     fixed[0, :3] = True
     fixed[0, 3:5] = True  # pin with a free spin about z
-    loads = [NodalLoad(nodes=[6], force=(0.3, -0.2, 0.5), moment=(0.1, 0, 0.2), follower=True,
-                       time=timefunc.ramp(1.0)),
-             NodalLoad(nodes=[3], moment=(0, 0.4, 0), time=timefunc.constant(1.0))]
+    loads = [
+        NodalLoad(
+            nodes=[6],
+            force=(0.3, -0.2, 0.5),
+            moment=(0.1, 0, 0.2),
+            follower=True,
+            time=timefunc.ramp(1.0),
+        ),
+        NodalLoad(nodes=[3], moment=(0, 0.4, 0), time=timefunc.constant(1.0)),
+    ]
     from rodsim.model.loads import Gravity
-    return build_model(x0, frames, conn, sec, fixed=fixed, loads=loads, end_frames=end_frames,
-                       gravity=[Gravity((0, 0, -9.81), timefunc.constant(1.0))],
-                       prescribed=[Prescribed(np.array([6]), rotation=(0.0, 0.3, 0.1),
-                                              time=timefunc.ramp(1.0))],
-                       damping=damping,
-                       supports=[Support(np.array([3]), (50, 60, 70), (4, 5, 6), (0.5, 0.6, 0.7),
-                                         (0.04, 0.05, 0.06), "section"),
-                                 Support(np.array([2, 5]), (30, 0, 20), (0, 3, 0), (0.2, 0, 0),
-                                         (0, 0, 0.03), "global")])
+
+    return build_model(
+        x0,
+        frames,
+        conn,
+        sec,
+        fixed=fixed,
+        loads=loads,
+        end_frames=end_frames,
+        gravity=[Gravity((0, 0, -9.81), timefunc.constant(1.0))],
+        prescribed=[Prescribed(np.array([6]), rotation=(0.0, 0.3, 0.1), time=timefunc.ramp(1.0))],
+        damping=damping,
+        supports=[
+            Support(
+                np.array([3]),
+                (50, 60, 70),
+                (4, 5, 6),
+                (0.5, 0.6, 0.7),
+                (0.04, 0.05, 0.06),
+                "section",
+            ),
+            Support(np.array([2, 5]), (30, 0, 20), (0, 3, 0), (0.2, 0, 0), (0, 0, 0.03), "global"),
+        ],
+    )
 
 
 @pytest.mark.parametrize("group", GROUPS)
@@ -278,8 +304,9 @@ def test_momenta_conserved_without_damping(group):
         implicit.advance(run, 1)
         d = run.diagnostics()
         np.testing.assert_allclose(d.linear_momentum, lin, rtol=0, atol=1e-10 * 50)
-        np.testing.assert_allclose(d.angular_momentum, ang, rtol=0,
-                                   atol=1e-10 * np.linalg.norm(ang))
+        np.testing.assert_allclose(
+            d.angular_momentum, ang, rtol=0, atol=1e-10 * np.linalg.norm(ang)
+        )
 
 
 def test_energy_band_shrinks_as_dt_squared(group):
@@ -344,8 +371,9 @@ def test_newton_converges_quadratically(group):
 
 def _cantilever(n=10, damping=(0.0, 0.0)):
     part = straight_rod([0, 0, 0], [1, 0, 0], n, up=[0, 0, 1])
-    sec = section_from_resultants(EA=1e7, GA=[4e6, 4e6], GJ=50, EI=[80, 80], rhoA=1,
-                                  rhoI=[1e-4, 1e-4])
+    sec = section_from_resultants(
+        EA=1e7, GA=[4e6, 4e6], GJ=50, EI=[80, 80], rhoA=1, rhoI=[1e-4, 1e-4]
+    )
     fixed = np.zeros((n + 1, 6), dtype=bool)
     fixed[0] = True
     return build_model(part.points, part.frames, part.conn, sec, fixed=fixed, damping=damping)
@@ -372,8 +400,9 @@ def test_strain_rate_damping_keeps_both_momenta(group):
     """A free rod thrown with momentum and spin, beta > 0: the energy decays, L and J stay
     constant to 1e-10 relative."""
     model = dataclasses.replace(spaghetti(8, loaded=False), beta=0.05)
-    st = dynamics.initial_state(model, velocity=(1.0, -0.5, 0.3), angular_velocity=(0.1, 0.2, 0.4),
-                                center=(3, 4, 0))
+    st = dynamics.initial_state(
+        model, velocity=(1.0, -0.5, 0.3), angular_velocity=(0.1, 0.2, 0.4), center=(3, 4, 0)
+    )
     st.p[:, 2] += np.linspace(-1, 1, model.n_nodes)  # deformation modes to damp
     run = implicit.start(model, 0.1, group=group, state=st, tol=1e-13)
     d0 = run.diagnostics()
@@ -409,17 +438,32 @@ def test_mass_damping_brings_a_cantilever_to_rest(group):
 def test_newton_failure_is_a_numerical_error(tmp_path):
     """A step far too large for the motion: exit 3 with advice, frames so far kept."""
     case = tmp_path / "s.yaml"
-    case.write_text((runner.Path(__file__).parents[1] / "inputs/spaghetti/spaghetti.yaml")
-                    .read_text())
+    case.write_text(
+        (runner.Path(__file__).parents[1] / "inputs/spaghetti/spaghetti.yaml").read_text()
+    )
     from click.testing import CliRunner
 
     from rodsim.cli import main
-    res = CliRunner().invoke(main, ["run", str(case), "-q", "--no-vtk", "--set",
-                                    "solver.scheme=implicit", "--set", "solver.dt=2.5",
-                                    "--set", "solver.newton.max_iter=3"])
+
+    res = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(case),
+            "-q",
+            "--no-vtk",
+            "--set",
+            "solver.scheme=implicit",
+            "--set",
+            "solver.dt=2.5",
+            "--set",
+            "solver.newton.max_iter=3",
+        ],
+    )
     assert res.exit_code == 3, res.output
     assert "reduce dt" in res.output
     import h5py
+
     with h5py.File(tmp_path / "s.h5") as f:
         assert f["time"].shape[0] >= 1
 
@@ -430,8 +474,10 @@ def test_mass_damping_is_the_same_nodal_force_in_both_schemes(group):
     exp(-2 alpha t) (the explicit kick's damping is first order: error ~ alpha dt = 1e-3)."""
     model = dataclasses.replace(spaghetti(6, loaded=False), alpha=1.0)
     axis = np.array([6.0, 8.0, 0.0]) / 10.0
-    for velocity, spin, expected in (((0, 0, 0), 2.0 * axis, 1.0),
-                                     ((0.3, 0.4, 0.0), (0, 0, 0), np.exp(-2.0))):
+    for velocity, spin, expected in (
+        ((0, 0, 0), 2.0 * axis, 1.0),
+        ((0.3, 0.4, 0.0), (0, 0, 0), np.exp(-2.0)),
+    ):
         energies = []
         for scheme in ("explicit", "implicit"):
             st = dynamics.initial_state(model, velocity=velocity, angular_velocity=spin)

@@ -24,19 +24,21 @@ def _run(case: str, tmp_path, *overrides) -> Path:
     for o in overrides:
         args += ["--set", o]
     res = CliRunner().invoke(main, args)
-    assert res.exit_code == 0, (res.stderr if hasattr(res, "stderr") else res.output)
+    assert res.exit_code == 0, res.stderr if hasattr(res, "stderr") else res.output
     return out
 
 
-@pytest.mark.parametrize("case", sorted(p.relative_to(INPUTS).as_posix()
-                                        for p in INPUTS.glob("*/*.yaml")))
+@pytest.mark.parametrize(
+    "case", sorted(p.relative_to(INPUTS).as_posix() for p in INPUTS.glob("*/*.yaml"))
+)
 def test_every_input_checks(case):
     res = CliRunner().invoke(main, ["check", str(INPUTS / case)])
     assert res.exit_code == 0, res.output
 
 
-@pytest.mark.parametrize("case, reference", [("spaghetti/spaghetti.yaml", spaghetti),
-                                             ("ring/ring.yaml", free_ring)])
+@pytest.mark.parametrize(
+    "case, reference", [("spaghetti/spaghetti.yaml", spaghetti), ("ring/ring.yaml", free_ring)]
+)
 def test_case_builds_the_reference_model(case, reference):
     """The YAML cases build exactly the models the invariant tests use."""
     m = runner.prepare(INPUTS / case).setup.model
@@ -44,8 +46,9 @@ def test_case_builds_the_reference_model(case, reference):
     for name in ("x0", "rot0", "mass", "inertia", "fixed"):
         np.testing.assert_allclose(getattr(m, name), getattr(r, name), atol=1e-15, err_msg=name)
     for name in ("conn", "length", "c1", "c2", "gamma0", "omega0"):
-        np.testing.assert_allclose(getattr(m.rods, name), getattr(r.rods, name), atol=1e-15,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            getattr(m.rods, name), getattr(r.rods, name), atol=1e-15, err_msg=name
+        )
     for name in ("node", "force", "moment", "follower", "tf_kinds", "tf_params", "tf_tables"):
         np.testing.assert_array_equal(getattr(m.loads, name), getattr(r.loads, name), name)
 
@@ -55,10 +58,12 @@ def test_spaghetti_momenta_after_the_pulse(tmp_path):
     with h5py.File(out) as f:
         t = f["time"][()]
         after = t >= 5.0
-        np.testing.assert_allclose(f["momentum/linear"][after], [[50, 0, 0]] * after.sum(),
-                                   atol=1e-10)
-        np.testing.assert_allclose(f["momentum/angular"][-1], [0, 307.906840, 131.694177],
-                                   atol=1e-5)  # notes/seed_004 §6.1.4, to its printed digits
+        np.testing.assert_allclose(
+            f["momentum/linear"][after], [[50, 0, 0]] * after.sum(), atol=1e-10
+        )
+        np.testing.assert_allclose(
+            f["momentum/angular"][-1], [0, 307.906840, 131.694177], atol=1e-5
+        )  # notes/seed_004 §6.1.4, to its printed digits
         e = f["energy/total"][after]
         assert 720.90 < e.min()
         assert e.max() < 720.906  # the band of notes §6.1.4
@@ -90,7 +95,7 @@ def test_cantilever_vibrates_about_the_static_deflection(tmp_path):
     assert len(crossings) >= 2
     measured = (crossings[-1] - crossings[0]) / (len(crossings) - 1)
     i0, i1 = up[0], up[-1]
-    mean = -np.trapezoid(z[i0:i1 + 1], t[i0:i1 + 1]) / (t[i1] - t[i0])
+    mean = -np.trapezoid(z[i0 : i1 + 1], t[i0 : i1 + 1]) / (t[i1] - t[i0])
     # 20 elements: O(h^2) discretisation error ~0.05 %; frames every period/120
     assert measured == pytest.approx(period, rel=3e-3)
     assert mean == pytest.approx(static, rel=5e-3)
@@ -105,8 +110,10 @@ def test_frame_from_gmsh(tmp_path):
         sets = {k: f["mesh/sets"][k][()] for k in f["mesh/sets"]}
         base = sets["frame.base"]
         assert len(base) == 2
-        np.testing.assert_array_equal(f["nodes/position"][:, base], f["nodes/position"][:1, base]
-                                      .repeat(f["time"].shape[0], axis=0))
+        np.testing.assert_array_equal(
+            f["nodes/position"][:, base],
+            f["nodes/position"][:1, base].repeat(f["time"].shape[0], axis=0),
+        )
         left = sets["frame.corner_left"][0]
         right = sets["frame.corner_right"][0]
         ux = f["nodes/position"][:, [left, right], 0] - f["mesh/points"][[left, right], 0]

@@ -69,8 +69,13 @@ def test_order_4_holds_across_the_kinks_of_a_tabulated_load():
     reference at 0.004 x has an error (0.004 / 0.025)^4 = 7e-4 of the finest one's."""
     case = api.load_case(
         SPAGHETTI,
-        ["solver.order=4", "solver.dt=auto", "solver.t_end=6", "output.interval=0.7",
-         "output.vtk=false"],
+        [
+            "solver.order=4",
+            "solver.dt=auto",
+            "solver.t_end=6",
+            "output.interval=0.7",
+            "output.vtk=false",
+        ],
     )
     _, reference = _final_state(case, 0.004)
     dts, errors = [], []

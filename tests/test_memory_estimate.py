@@ -116,7 +116,7 @@ def _arrays(case: Path) -> tuple[r.Sizes, dict]:
             mesh.plate_section,
             mesh.plate_part,
             mesh.plate_frames,
-        ),  # fmt: skip
+        ),
         "sets": nbytes(mesh.sets),
         "model": nbytes(mesh, model) - nbytes(mesh),
         "explicit": nbytes(run.state, run.work),
@@ -160,11 +160,14 @@ def test_jacobian_blocks_are_counted(tmp_path):
 
 
 def test_sizes_come_from_the_case_before_the_mesh(tmp_path):
-    text = ROD.format(n=10).replace("mesh:\n", "mesh:\n  - arc: {name: ring, center: [0, 0, 5], "
-                                    "radius: 1, start: [1, 0, 5], normal: [0, 0, 1], angle: 360, "
-                                    "elements: 12, section: bar}\n"
-                                    "  - rectangle: {name: p, origin: [0, 0, 9], size: [1, 2], "
-                                    "elements: [3, 5], section: bar}\n")  # fmt: skip
+    text = ROD.format(n=10).replace(
+        "mesh:\n",
+        "mesh:\n  - arc: {name: ring, center: [0, 0, 5], "
+        "radius: 1, start: [1, 0, 5], normal: [0, 0, 1], angle: 360, "
+        "elements: 12, section: bar}\n"
+        "  - rectangle: {name: p, origin: [0, 0, 9], size: [1, 2], "
+        "elements: [3, 5], section: bar}\n",
+    )
     sizes = r.case_sizes(load_case(_case(tmp_path, text)).data)
     assert sizes == r.Sizes(11 + 12 + 24, 10 + 12, 15, 4, False)
     files = r.case_sizes(load_case(FRAME_CASE).data)
@@ -188,17 +191,19 @@ def test_check_refuses_a_model_beyond_max_memory():
 
 def test_run_refuses_before_writing_anything(tmp_path):
     out = tmp_path / "r.h5"
-    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out), "--max-memory",
-                                    "100MB"])  # fmt: skip
+    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out), "--max-memory", "100MB"])
     assert res.exit_code == 4, _err(res)
     assert "95.4 MiB are available (--max-memory)" in _err(res)
     assert not out.exists()
 
 
-@pytest.mark.parametrize("text, what", [
-    (ROD.format(n=100_000_000), "(1e8 rod elements, 1e8 nodes, explicit)"),
-    (PLATE.format(n1=20_000, n2=20_000), "(4e8 plate elements, 4e8 nodes, explicit)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, what",
+    [
+        (ROD.format(n=100_000_000), "(1e8 rod elements, 1e8 nodes, explicit)"),
+        (PLATE.format(n1=20_000, n2=20_000), "(4e8 plate elements, 4e8 nodes, explicit)"),
+    ],
+)
 @pytest.mark.parametrize("command", ["check", "run"])
 def test_a_huge_model_is_refused_at_once(tmp_path, text, what, command):
     case = _case(tmp_path, text)
@@ -252,11 +257,21 @@ def test_a_memory_error_is_exit_code_4(monkeypatch, tmp_path):
 # --- sizes as text ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("4G", 4 * GiB), ("500M", 500 * 1024**2), ("2GiB", 2 * GiB), ("1.5GB", 1_500_000_000),
-    ("750kB", 750_000), ("64k", 65536), ("123456", 123456), (" 2 g ", 2 * GiB), ("1T", 1024**4),
-    ("100b", 100),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("4G", 4 * GiB),
+        ("500M", 500 * 1024**2),
+        ("2GiB", 2 * GiB),
+        ("1.5GB", 1_500_000_000),
+        ("750kB", 750_000),
+        ("64k", 65536),
+        ("123456", 123456),
+        (" 2 g ", 2 * GiB),
+        ("1T", 1024**4),
+        ("100b", 100),
+    ],
+)
 def test_sizes_parse(text, expected):
     assert r.parse_size(text) == expected
 
@@ -269,15 +284,22 @@ def test_bad_sizes_are_refused(text):
 
 def test_sizes_print_in_binary_units():
     assert [r.format_size(n) for n in (512, 1536, 23.1 * GiB, 5 * 1024**5)] == [
-        "512 B", "1.5 KiB", "23.1 GiB", "5 PiB"]  # fmt: skip
+        "512 B",
+        "1.5 KiB",
+        "23.1 GiB",
+        "5 PiB",
+    ]
 
 
 # --- the limit: readers on fake files -----------------------------------------------------
 
 
 def test_meminfo_available(tmp_path):
-    meminfo = _case(tmp_path, "MemTotal:       24000000 kB\nMemFree:  100 kB\n"
-                    "MemAvailable:   20000000 kB\n", "meminfo")  # fmt: skip
+    meminfo = _case(
+        tmp_path,
+        "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   20000000 kB\n",
+        "meminfo",
+    )
     assert r.meminfo_available(meminfo) == 20000000 * 1024
     assert r.meminfo_available(_case(tmp_path, "MemTotal: 5 kB\n", "old")) is None
     assert r.meminfo_available(tmp_path / "absent") is None
@@ -321,8 +343,12 @@ def test_the_limit_is_the_least_and_named(tmp_path):
     meminfo = _case(tmp_path, "MemAvailable: 8388608 kB\n", "meminfo")  # 8 GiB
     status = _case(tmp_path, "VmSize: 3145728 kB\nVmRSS:  1048576 kB\n", "status")  # 3, 1 GiB
     _write(tmp_path / "self", "0::/\n")
-    files = {"meminfo": meminfo, "status": status, "cgroup_root": tmp_path / "cg",
-             "membership": tmp_path / "self"}  # fmt: skip
+    files = {
+        "meminfo": meminfo,
+        "status": status,
+        "cgroup_root": tmp_path / "cg",
+        "membership": tmp_path / "self",
+    }
     unlimited = r.resource.RLIM_INFINITY
     # MemAvailable leaves out what the process holds (VmRSS): it is added back
     assert r.machine_limit(address_space=unlimited, **files) == r.Limit(9 * GiB, "MemAvailable")
@@ -337,9 +363,16 @@ def test_the_limit_is_the_least_and_named(tmp_path):
     assert r.machine_limit(16 * GiB, address_space=unlimited, **files) == r.Limit(
         2 * GiB, "cgroup memory.max"
     )
-    assert r.machine_limit(address_space=unlimited, meminfo=tmp_path / "absent",
-                           status=status, cgroup_root=tmp_path / "none",
-                           membership=tmp_path / "absent").bytes is None  # fmt: skip
+    assert (
+        r.machine_limit(
+            address_space=unlimited,
+            meminfo=tmp_path / "absent",
+            status=status,
+            cgroup_root=tmp_path / "none",
+            membership=tmp_path / "absent",
+        ).bytes
+        is None
+    )
 
 
 def test_a_hard_limit_advises_raising_it():
@@ -371,8 +404,12 @@ main()
 def peak_rss(case: Path) -> int:
     """Peak resident bytes of `rodsim run case` in a fresh process (its VmHWM, in KiB)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", _REPORT_PEAK, "run", str(case), "-q",
-                           "--no-vtk"], env=env, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _REPORT_PEAK, "run", str(case), "-q", "--no-vtk"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return int(done.stderr.rsplit("peak-kib ", 1)[1].split()[0]) * 1024
 

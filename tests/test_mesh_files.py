@@ -53,8 +53,9 @@ def test_every_format_builds_the_same_model(tmp_path, name):
     root = "frame.root" if name != "lframe.xdmf" else "root_box"
     text = CASE.format(file=MESHES / name, root=root)
     if root == "root_box":
-        text = text.replace("sets:\n", "sets:\n  root_box: {box: [[-0.1, -0.1, -0.1], "
-                            "[0.1, 0.1, 0.1]]}\n")
+        text = text.replace(
+            "sets:\n", "sets:\n  root_box: {box: [[-0.1, -0.1, -0.1], [0.1, 0.1, 0.1]]}\n"
+        )
     case = tmp_path / "c.yaml"
     case.write_text(text)
     setup = runner.prepare(case).setup

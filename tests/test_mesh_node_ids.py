@@ -98,6 +98,7 @@ $EndElements
 
 def msh41_binary(again: str) -> bytes:
     """The nodes 1, 2, 3, 2 in one block, in Gmsh's binary MSH 4.1 (size_t = 8 bytes)."""
+
     def u(*v):
         return np.array(v, np.uint64).tobytes()
 
@@ -105,9 +106,22 @@ def msh41_binary(again: str) -> bytes:
         return np.array(v, np.int32).tobytes()
 
     xyz = np.array([0, 0, 0, 1, 0, 0, 2, 0, 0, *map(float, again.split())], np.float64)
-    return (b"$MeshFormat\n4.1 1 8\n" + i(1) + b"\n$EndMeshFormat\n$Nodes\n" + u(1, 4, 1, 3)
-            + i(1, 1, 0) + u(4) + u(1, 2, 3, 2) + xyz.tobytes() + b"\n$EndNodes\n$Elements\n"
-            + u(1, 2, 1, 2) + i(1, 1, 1) + u(2) + u(1, 1, 2, 2, 2, 3) + b"\n$EndElements\n")
+    return (
+        b"$MeshFormat\n4.1 1 8\n"
+        + i(1)
+        + b"\n$EndMeshFormat\n$Nodes\n"
+        + u(1, 4, 1, 3)
+        + i(1, 1, 0)
+        + u(4)
+        + u(1, 2, 3, 2)
+        + xyz.tobytes()
+        + b"\n$EndNodes\n$Elements\n"
+        + u(1, 2, 1, 2)
+        + i(1, 1, 1)
+        + u(2)
+        + u(1, 1, 2, 2, 2, 3)
+        + b"\n$EndElements\n"
+    )
 
 
 def inp(again: str) -> str:
@@ -161,8 +175,9 @@ def test_two_points_for_one_id_is_an_error(tmp_path, name, writer, where):
     with pytest.raises(CaseError) as info:
         runner.prepare(case)
     message = str(info.value)
-    assert message.startswith(f"{case}: mesh[0].file: mesh file {str(mesh)!r} defines node 2 "
-                              "twice at different points: ")
+    assert message.startswith(
+        f"{case}: mesh[0].file: mesh file {str(mesh)!r} defines node 2 twice at different points: "
+    )
     assert f"(1, 0, 0) on {where[0]} and (1, 0.5, 0) on {where[1]}" in message
 
 
@@ -179,8 +194,10 @@ def test_one_point_for_one_id_is_merged_and_said(tmp_path, caplog, name, writer,
     warning = next(r.getMessage() for r in caplog.records if "node 2" in r.getMessage())
     assert f"node 2 is defined 2 times at the same point ({', '.join(where)})" in warning
     assert "merged" in warning
-    assert f"note      {name}: 1 node ids defined more than once at one point, merged" in \
-        runner.summary(prep)
+    assert (
+        f"note      {name}: 1 node ids defined more than once at one point, merged"
+        in runner.summary(prep)
+    )
 
 
 def test_the_tolerance_is_relative_to_the_mesh_size(tmp_path):
@@ -206,8 +223,10 @@ def test_two_abaqus_node_blocks_are_refused(tmp_path):
     """meshio keeps only the last *NODE block: the cells read before it would index its
     nodes (a silently wrong geometry)."""
     mesh = tmp_path / "rod.inp"
-    mesh.write_text("*NODE\n1, 0, 0, 0\n2, 1, 0, 0\n*ELEMENT, TYPE=B31\n1, 1, 2\n"
-                    "*NODE\n3, 2, 0, 0\n4, 3, 0, 0\n*ELEMENT, TYPE=B31\n2, 3, 4\n")
+    mesh.write_text(
+        "*NODE\n1, 0, 0, 0\n2, 1, 0, 0\n*ELEMENT, TYPE=B31\n1, 1, 2\n"
+        "*NODE\n3, 2, 0, 0\n4, 3, 0, 0\n*ELEMENT, TYPE=B31\n2, 3, 4\n"
+    )
     case = tmp_path / "case.yaml"
     case.write_text(CASE.format(file="rod.inp"))
     with pytest.raises(CaseError, match=r"mesh\[0\].file: .* has 2 \*NODE blocks \(lines 1, 6\)"):

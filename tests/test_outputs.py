@@ -24,11 +24,25 @@ from rodsim.writers.vtk import read_pvd
 INPUTS = Path(__file__).resolve().parents[1] / "inputs"
 SPAGHETTI = INPUTS / "spaghetti" / "spaghetti.yaml"
 
-NODE_DATASETS = ["nodes/position", "nodes/rotation", "nodes/velocity", "nodes/angular_velocity",
-                 "nodes/linear_momentum", "nodes/angular_momentum"]
+NODE_DATASETS = [
+    "nodes/position",
+    "nodes/rotation",
+    "nodes/velocity",
+    "nodes/angular_velocity",
+    "nodes/linear_momentum",
+    "nodes/angular_momentum",
+]
 ROD_DATASETS = ["rods/force", "rods/moment", "rods/strain", "rods/curvature"]
-SCALAR_DATASETS = ["time", "energy/kinetic", "energy/internal", "energy/external",
-                   "energy/total", "solver/dt", "solver/iterations", "solver/residual"]
+SCALAR_DATASETS = [
+    "time",
+    "energy/kinetic",
+    "energy/internal",
+    "energy/external",
+    "energy/total",
+    "solver/dt",
+    "solver/iterations",
+    "solver/residual",
+]
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +104,8 @@ def test_results_match_the_integrator(short_run):
         v, w = f["nodes/velocity"][-1], f["nodes/angular_velocity"][-1]
         spatial = np.einsum("nij,njk,nlk->nil", run.state.rot, m.inertia, run.state.rot)
         kinetic = 0.5 * np.sum(m.mass * np.sum(v * v, axis=1)) + 0.5 * np.einsum(
-            "ni,nij,nj->", w, spatial, w)
+            "ni,nij,nj->", w, spatial, w
+        )
         assert kinetic == pytest.approx(f["energy/kinetic"][-1], rel=1e-12)
 
 
@@ -101,8 +116,7 @@ def test_section_forces_are_stiffness_times_strain(short_run):
     with h5py.File(result.path, "r") as f:
         # atol: round-off of Gamma - Gamma0 (|Gamma| ~ 1) times C1 ~ 1e4
         np.testing.assert_allclose(f["rods/force"][-1], c1 * f["rods/strain"][-1], atol=1e-11)
-        np.testing.assert_allclose(f["rods/moment"][-1], c2 * f["rods/curvature"][-1],
-                                   atol=1e-11)
+        np.testing.assert_allclose(f["rods/moment"][-1], c2 * f["rods/curvature"][-1], atol=1e-11)
         assert np.abs(f["rods/force"][-1]).max() > 1e-3  # the rod is actually loaded
 
 
@@ -115,15 +129,20 @@ def test_vtk_series_reads_back(short_run):
             m = meshio.read(entries[k][1])
             np.testing.assert_allclose(m.points, f["nodes/position"][k], atol=1e-15)
             np.testing.assert_array_equal(m.cells_dict["line"], f["mesh/rods"][()])
-            np.testing.assert_allclose(m.point_data["displacement"],
-                                       f["nodes/position"][k] - f["mesh/points"][()], atol=1e-15)
+            np.testing.assert_allclose(
+                m.point_data["displacement"],
+                f["nodes/position"][k] - f["mesh/points"][()],
+                atol=1e-15,
+            )
             np.testing.assert_allclose(m.point_data["velocity"], f["nodes/velocity"][k])
-            np.testing.assert_allclose(m.point_data["angular_velocity"],
-                                       f["nodes/angular_velocity"][k])
+            np.testing.assert_allclose(
+                m.point_data["angular_velocity"], f["nodes/angular_velocity"][k]
+            )
             directors = quaternion_matrices(f["nodes/rotation"][k]) @ f["mesh/frames"][()]
             for i in range(3):
-                np.testing.assert_allclose(m.point_data[f"d{i + 1}"], directors[:, :, i],
-                                           atol=1e-14)
+                np.testing.assert_allclose(
+                    m.point_data[f"d{i + 1}"], directors[:, :, i], atol=1e-14
+                )
             np.testing.assert_allclose(m.cell_data["force"][0], f["rods/force"][k])
             np.testing.assert_allclose(m.cell_data["moment"][0], f["rods/moment"][k])
 
@@ -143,8 +162,20 @@ def test_export_reproduces_the_series(short_run, tmp_path):
 
 def test_numerical_failure_keeps_frames_and_advises(tmp_path):
     out = tmp_path / "blowup.h5"
-    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out), "--no-vtk",
-                                    "--set", "solver.dt=0.02", "--set", "output.every=5"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(SPAGHETTI),
+            "-o",
+            str(out),
+            "--no-vtk",
+            "--set",
+            "solver.dt=0.02",
+            "--set",
+            "output.every=5",
+        ],
+    )
     assert res.exit_code == 3, res.output
     message = res.stderr if hasattr(res, "stderr") else res.output
     assert "stable-step estimate 0.00987" in message
@@ -161,25 +192,41 @@ def test_numerical_failure_keeps_frames_and_advises(tmp_path):
 def test_failed_start_keeps_old_results(tmp_path):
     out = tmp_path / "r.h5"
     out.write_bytes(b"old results")
-    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out),
-                                    "--set", "solver.dt=-1"])
+    res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out), "--set", "solver.dt=-1"])
     assert res.exit_code == 2
     assert out.read_bytes() == b"old results"
     assert [p.name for p in tmp_path.iterdir()] == ["r.h5"]  # no temporary left behind
 
 
 # compressed: 40 elements, so that the per-node datasets are (41 x 24 bytes >= 384 a frame)
-@pytest.mark.parametrize("compression", [[], ["mesh[0].rod.elements=40", "solver.dt=auto",
-                                              "output.compression=gzip"]])
+@pytest.mark.parametrize(
+    "compression", [[], ["mesh[0].rod.elements=40", "solver.dt=auto", "output.compression=gzip"]]
+)
 def test_killed_run_leaves_a_readable_file(tmp_path, compression):
     """SIGKILL in the middle of a run: every frame flushed so far reads back consistently,
     with compression too (docs/results.md: compressed chunks are written once, whole)."""
     out = tmp_path / "killed.h5"
     more = [a for o in compression for a in ("--set", o)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rodsim.cli", "run", str(SPAGHETTI), "-o", str(out), "-q",
-         "--no-vtk", "--set", "solver.t_end=100000", "--set", "output.every=20", *more],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "-m",
+            "rodsim.cli",
+            "run",
+            str(SPAGHETTI),
+            "-o",
+            str(out),
+            "-q",
+            "--no-vtk",
+            "--set",
+            "solver.t_end=100000",
+            "--set",
+            "output.every=20",
+            *more,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 120
         frames = 0
@@ -198,8 +245,9 @@ def test_killed_run_leaves_a_readable_file(tmp_path, compression):
         proc.wait()
     with h5py.File(out, "r") as f:
         # a kill during a flush may leave the newest frame in some datasets only
-        lengths = {name: f[name].shape[0] for name in NODE_DATASETS + ROD_DATASETS
-                   + SCALAR_DATASETS}
+        lengths = {
+            name: f[name].shape[0] for name in NODE_DATASETS + ROD_DATASETS + SCALAR_DATASETS
+        }
         k = min(lengths.values())
         assert f["nodes/position"].compression == ("gzip" if compression else None)
         assert k >= 5
@@ -236,19 +284,24 @@ def test_failed_series_keeps_old_results(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.h5", "r_vtk"]
 
 
-@pytest.mark.parametrize("overrides", [
-    ["solver.t_end=1", "output.interval=0.3"],
-    ["solver.t_end=1", "output.every=7"],
-    ["solver.t_end=1", "solver.dt=0.003", "output.every=50"],
-    ["solver.t_end=0.7"],
-])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["solver.t_end=1", "output.interval=0.3"],
+        ["solver.t_end=1", "output.every=7"],
+        ["solver.t_end=1", "solver.dt=0.003", "output.every=50"],
+        ["solver.t_end=0.7"],
+    ],
+)
 def test_the_last_frame_is_at_t_end(overrides):
     prep = runner.prepare(SPAGHETTI, overrides)
     p = prep.plan
     t_end = prep.case.data["solver"]["t_end"]
     assert p.n_steps * p.dt == pytest.approx(t_end, rel=1e-14)
-    assert p.dt <= max(0.8 * p.stable_dt, prep.case.data["solver"]["dt"]
-                       if prep.case.data["solver"]["dt"] != "auto" else 0)
+    assert p.dt <= max(
+        0.8 * p.stable_dt,
+        prep.case.data["solver"]["dt"] if prep.case.data["solver"]["dt"] != "auto" else 0,
+    )
     interval = prep.case.data["output"]["interval"]
     if interval is not None:
         assert p.steps_per_frame * p.dt <= interval * (1 + 1e-12)

@@ -63,8 +63,11 @@ def test_simply_supported_plate_frequency_matches_kirchhoff():
         w.append(run.state.x[c, 2])
     w = np.array(w)
     t = np.arange(len(w)) * period / 50
-    crossings = [t[i] - w[i] * (t[i + 1] - t[i]) / (w[i + 1] - w[i])
-                 for i in range(len(w) - 1) if w[i] * w[i + 1] < 0]  # fmt: skip
+    crossings = [
+        t[i] - w[i] * (t[i + 1] - t[i]) / (w[i + 1] - w[i])
+        for i in range(len(w) - 1)
+        if w[i] * w[i + 1] < 0
+    ]
     assert len(crossings) >= 2
     measured = np.pi / np.mean(np.diff(crossings))
     assert abs(measured / omega - 1) < 1e-2, measured / omega
@@ -104,9 +107,13 @@ def test_stiffened_plate_shares_nodes_with_its_rib(tmp_path, group):
         reaction = f["nodes/reaction_force"][-1].sum(axis=0)
     np.testing.assert_allclose(reaction, [0, 0, 9 * 1e-3], rtol=1e-8, atol=1e-12)
     bare = tmp_path / "bare.yaml"
-    bare.write_text(STIFFENED.format(force=-1e-3).replace(
-        "  - rod: {name: rib, from: [0, 0.5, 0], to: [1, 0.5, 0], elements: 8, section: r, "
-        "up: [0, 0, 1]}\n", ""))
+    bare.write_text(
+        STIFFENED.format(force=-1e-3).replace(
+            "  - rod: {name: rib, from: [0, 0.5, 0], to: [1, 0.5, 0], elements: 8, section: r, "
+            "up: [0, 0, 1]}\n",
+            "",
+        )
+    )
     with h5py.File(_run(bare, tmp_path)) as f:
         bare_tip = f["nodes/position"][-1][f["mesh/sets/p.x1"][()], 2].mean()
     # beam theory: the rib (EI 0.104 about its strong axis) next to the plate (D b = 0.0916)
@@ -167,7 +174,8 @@ def test_edge_force_is_lumped_along_the_boundary(tmp_path):
         nodal = f["nodes/position"][-1]
     with h5py.File(_run(edge, tmp_path, "solver.equilibrium.load_steps=4")) as f:
         np.testing.assert_array_equal(f["nodes/position"][-1], nodal)
-    with h5py.File(_run(edge, tmp_path, "solver.equilibrium.load_steps=4",
-                        "mesh.0.rectangle.elements=[16, 4]")) as f:
+    with h5py.File(
+        _run(edge, tmp_path, "solver.equilibrium.load_steps=4", "mesh.0.rectangle.elements=[16, 4]")
+    ) as f:
         reaction = f["nodes/reaction_force"][-1].sum(axis=0)
     np.testing.assert_allclose(reaction, [0, 0, -4.0], atol=1e-9)

@@ -2,7 +2,6 @@
 stable step against the measured blow-up, damping that keeps the momenta, and large-rotation
 equilibria of plate strips (Sze, Liu & Lo 2004)."""
 
-
 import numpy as np
 import pytest
 from conftest import GROUPS, energies_keeping_momenta, plate_strip
@@ -25,8 +24,9 @@ def _free_plate(triangles=False, damping=(0.0, 0.0)):
 
 
 def _thrown(model):
-    st = dynamics.initial_state(model, velocity=(0.1, 0.2, 0.3),
-                                angular_velocity=(0.5, -0.2, 0.3), center=(1, 0.5, 0))
+    st = dynamics.initial_state(
+        model, velocity=(0.1, 0.2, 0.3), angular_velocity=(0.5, -0.2, 0.3), center=(1, 0.5, 0)
+    )
     st.p[:, 2] += 0.05 * model.mass * np.sin(np.arange(model.n_nodes))
     return st
 
@@ -85,8 +85,11 @@ def _start(model, group, scheme, explicit_factor, implicit_steps):
     step for 2000 steps, or implicit at 2x it for implicit_steps steps."""
     dt = stable_step(model, 2)
     if scheme == "explicit":
-        return (dynamics.start(model, explicit_factor * dt, group=group, state=_thrown(model)),
-                dynamics.advance, 2000)
+        return (
+            dynamics.start(model, explicit_factor * dt, group=group, state=_thrown(model)),
+            dynamics.advance,
+            2000,
+        )
     run = implicit.start(model, 2 * dt, group=group, state=_thrown(model), tol=1e-13)
     return run, implicit.advance, implicit_steps
 
@@ -97,8 +100,7 @@ def _cantilever_strip(n1, n2=1, load=None):
     fixed = np.zeros((len(points), 6), dtype=bool)
     fixed[[index(0, j) for j in range(n2 + 1)]] = True
     tip = [index(n1, j) for j in range(n2 + 1)]
-    model = build_model(points, frames, NO_RODS, [], fixed=fixed, plates=plates,
-                        loads=[load(tip)])
+    model = build_model(points, frames, NO_RODS, [], fixed=fixed, plates=plates, loads=[load(tip)])
     return model, tip
 
 
@@ -118,6 +120,7 @@ def test_plate_strip_rolls_up_under_an_end_moment(group):
         step = equilibrium.solve_load_step(eq, lam)
         assert step.residual <= 1e-8
         if lam == 0.5:
-            np.testing.assert_allclose(eq.x[tip].mean(axis=0)[[0, 2]], [0, 24 / np.pi],
-                                       atol=0.02 * 12)
+            np.testing.assert_allclose(
+                eq.x[tip].mean(axis=0)[[0, 2]], [0, 24 / np.pi], atol=0.02 * 12
+            )
     np.testing.assert_allclose(eq.x[tip].mean(axis=0)[[0, 2]], [0, 0], atol=0.01 * 12)

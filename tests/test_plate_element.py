@@ -58,8 +58,18 @@ def random_rotation(rng):
 
 
 # the MacNeal–Harder distorted patch (0.24 x 0.12, four interior nodes), scaled by 5
-PATCH_NODES = 5.0 * np.array([[0, 0], [0.24, 0], [0.24, 0.12], [0, 0.12], [0.04, 0.02],
-                              [0.18, 0.03], [0.16, 0.08], [0.08, 0.08]])  # fmt: skip
+PATCH_NODES = 5.0 * np.array(
+    [
+        [0, 0],
+        [0.24, 0],
+        [0.24, 0.12],
+        [0, 0.12],
+        [0.04, 0.02],
+        [0.18, 0.03],
+        [0.16, 0.08],
+        [0.08, 0.08],
+    ]
+)
 PATCH_QUADS = np.array([[0, 1, 5, 4], [1, 2, 6, 5], [2, 3, 7, 6], [3, 0, 4, 7], [4, 5, 6, 7]])
 
 
@@ -87,8 +97,12 @@ def grid(n, a=1.0, kind="quad"):
     cells = []
     for j in range(n):
         for i in range(n):
-            c = [j * (n + 1) + i, j * (n + 1) + i + 1, (j + 1) * (n + 1) + i + 1,
-                 (j + 1) * (n + 1) + i]  # fmt: skip
+            c = [
+                j * (n + 1) + i,
+                j * (n + 1) + i + 1,
+                (j + 1) * (n + 1) + i + 1,
+                (j + 1) * (n + 1) + i,
+            ]
             if kind == "quad":
                 cells.append(c)
             elif (i + j) % 2 == 0:
@@ -107,8 +121,12 @@ def forces(pl, x, rot):
 
 def strains(pl, x, rot):
     npl = pl.conn.shape[0]
-    out = (np.zeros((npl, 4, 3), x.dtype), np.zeros((npl, 4, 3), x.dtype),
-           np.zeros((npl, 4, 2), x.dtype), np.zeros((npl, 4), x.dtype))  # fmt: skip
+    out = (
+        np.zeros((npl, 4, 3), x.dtype),
+        np.zeros((npl, 4, 3), x.dtype),
+        np.zeros((npl, 4, 2), x.dtype),
+        np.zeros((npl, 4), x.dtype),
+    )
     plate_strains(pl, x, rot, *out)
     return out
 
@@ -180,8 +198,11 @@ def test_resultant_forces_reproduce_internal_forces(kind):
     assert np.abs(f2 - f).max() <= ROUND * scale
     assert np.abs(tau2 - tau).max() <= ROUND * scale
     # energy = sum of weighted strain energy densities + drilling
-    dens = 0.5 * (np.einsum("esi,esi->es", eps, n) + np.einsum("esi,esi->es", kap, m)
-                  + np.einsum("esi,esi->es", gam, q))  # fmt: skip
+    dens = 0.5 * (
+        np.einsum("esi,esi->es", eps, n)
+        + np.einsum("esi,esi->es", kap, m)
+        + np.einsum("esi,esi->es", gam, q)
+    )
     u = np.sum(pl.weight * dens) + 0.5 * np.sum(pl.kd * drill**2)
     assert u == pytest.approx(forces(pl, x, rot)[0], rel=ROUND)
 
@@ -226,9 +247,9 @@ def test_objectivity_and_balance(kind):
     u, f, tau = forces(pl, x, rot)
     u2, _, _ = forces(pl, x @ q.T + c, np.einsum("ij,njk->nik", q, rot))
     assert u2 == pytest.approx(u, rel=ROUND)
-    for s1, s2 in zip(strains(pl, x, rot),
-                      strains(pl, x @ q.T + c, np.einsum("ij,njk->nik", q, rot)),
-                      strict=True):  # fmt: skip
+    for s1, s2 in zip(
+        strains(pl, x, rot), strains(pl, x @ q.T + c, np.einsum("ij,njk->nik", q, rot)), strict=True
+    ):
         assert np.abs(s1 - s2).max() <= ROUND * np.abs(s1).max()
     scale = np.abs(f).max() * np.abs(x).max()
     assert np.abs(f.sum(axis=0)).max() <= ROUND * scale
@@ -329,8 +350,11 @@ def test_linear_patch_membrane_bending_shear(kind):
     k = global_stiffness(pl, x0, rot0, dofs)
     vec = np.c_[u, theta].ravel()
     ev, kv = _voigt(0.5 * (gm + gm.T)), _voigt(b)
-    analytic = 0.5 * pl.area.sum() * (ev @ pl.a_mat[0] @ ev + kv @ pl.d_mat[0] @ kv
-                                      + gs @ pl.s_mat[0] @ gs)  # fmt: skip
+    analytic = (
+        0.5
+        * pl.area.sum()
+        * (ev @ pl.a_mat[0] @ ev + kv @ pl.d_mat[0] @ kv + gs @ pl.s_mat[0] @ gs)
+    )
     assert 0.5 * vec @ (k @ vec) == pytest.approx(analytic, rel=1e-10)
 
 

@@ -25,10 +25,10 @@ def mesh_of(tmp_path, parts_yaml: str, sets_yaml: str = ""):
     """The Mesh of a case made of the given `mesh:` entries (validated by the schema)."""
     import yaml
 
-    data = CASE.check(yaml.safe_load("rodsim: 1\nmesh:\n" + parts_yaml + sets_yaml + SECTIONS),
-                      ())
-    return build_mesh(data["mesh"], data["sets"], lambda name: tmp_path / name,
-                      data["merge_tolerance"])
+    data = CASE.check(yaml.safe_load("rodsim: 1\nmesh:\n" + parts_yaml + sets_yaml + SECTIONS), ())
+    return build_mesh(
+        data["mesh"], data["sets"], lambda name: tmp_path / name, data["merge_tolerance"]
+    )
 
 
 def write_gmsh(path, points, blocks):
@@ -48,9 +48,13 @@ def write_gmsh(path, points, blocks):
         new = nodes[~assigned[nodes]]
         dim_tags[new] = [DIM[kind], entity]
         assigned[nodes] = True
-    mesh = meshio.Mesh(points, [(k, np.asarray(c)) for k, c, _ in blocks],
-                       cell_data={"gmsh:physical": physical, "gmsh:geometrical": geometrical},
-                       field_data=field_data, point_data={"gmsh:dim_tags": dim_tags})
+    mesh = meshio.Mesh(
+        points,
+        [(k, np.asarray(c)) for k, c, _ in blocks],
+        cell_data={"gmsh:physical": physical, "gmsh:geometrical": geometrical},
+        field_data=field_data,
+        point_data={"gmsh:dim_tags": dim_tags},
+    )
     mesh.write(path, file_format="gmsh", binary=False)
 
 
@@ -63,10 +67,13 @@ def original(fm) -> np.ndarray:
 def write_vtu(path, points, blocks):
     """A VTU file; the physical group names become meshio's cell-set encoding."""
     names = list(dict.fromkeys(name for _, _, name in blocks))
-    sets = {n: [np.arange(len(c)) if name == n else np.zeros(0, dtype=np.int64)
-                for _, c, name in blocks] for n in names}
-    meshio.Mesh(points, [(k, np.asarray(c)) for k, c, _ in blocks],
-                cell_sets=sets).write(path)
+    sets = {
+        n: [
+            np.arange(len(c)) if name == n else np.zeros(0, dtype=np.int64) for _, c, name in blocks
+        ]
+        for n in names
+    }
+    meshio.Mesh(points, [(k, np.asarray(c)) for k, c, _ in blocks], cell_sets=sets).write(path)
 
 
 WRITERS = {"msh": write_gmsh, "vtu": write_vtu}
@@ -76,10 +83,12 @@ TILTED = np.array([[0, 0, 0], [1, 0, 1], [2, 0, 2], [0, 1, 0], [1, 1, 1], [2, 1,
 QUADS = np.array([[0, 1, 4, 3], [1, 2, 5, 4]])
 TRIANGLES = np.array([[0, 1, 4], [0, 4, 3], [1, 2, 5], [1, 5, 4]])
 TILTED_FRAME = np.column_stack([[1, 0, 1], [0, 1, 0], [-1, 0, 1]]) / np.array(
-    [np.sqrt(2), 1, np.sqrt(2)])
+    [np.sqrt(2), 1, np.sqrt(2)]
+)
 
 
 # --- the generated rectangle --------------------------------------------------------------------
+
 
 def test_rectangle_nodes_sets_and_connectivity():
     e1 = np.array([1.0, 1.0, 0.0]) / np.sqrt(2)
@@ -94,13 +103,20 @@ def test_rectangle_nodes_sets_and_connectivity():
     close = np.isclose
     assert g.sets["left"].tolist() == g.sets["x0"].tolist() == np.flatnonzero(close(s, 0)).tolist()
     assert g.sets["right"].tolist() == np.flatnonzero(close(s, 2)).tolist()
-    assert g.sets["bottom"].tolist() == g.sets["y0"].tolist() == \
-        np.flatnonzero(close(t, 0, atol=1e-14)).tolist()
+    assert (
+        g.sets["bottom"].tolist()
+        == g.sets["y0"].tolist()
+        == np.flatnonzero(close(t, 0, atol=1e-14)).tolist()
+    )
     assert g.sets["top"].tolist() == g.sets["y1"].tolist() == np.flatnonzero(close(t, 0.5)).tolist()
     assert len(g.sets["boundary"]) == 12
     assert len(g.sets["all"]) == 15
-    for name, (a, b) in {"corner00": (0, 0), "corner10": (2, 0), "corner01": (0, 0.5),
-                         "corner11": (2, 0.5)}.items():
+    for name, (a, b) in {
+        "corner00": (0, 0),
+        "corner10": (2, 0),
+        "corner01": (0, 0.5),
+        "corner11": (2, 0.5),
+    }.items():
         (k,) = g.sets[name]
         np.testing.assert_allclose(local[k, :2], [a, b], atol=1e-14)
     # every quad: 4 distinct nodes, area 0.5 x 0.25, normal along +e1 x e2 (counter-clockwise)
@@ -108,13 +124,19 @@ def test_rectangle_nodes_sets_and_connectivity():
     x = local[g.plates]
     area2 = np.cross(x[:, 2] - x[:, 0], x[:, 3] - x[:, 1])[:, 2]
     np.testing.assert_allclose(area2, 2 * 0.125, rtol=1e-12)
-    np.testing.assert_allclose(g.frames, np.broadcast_to(
-        np.column_stack([e1, e2, np.cross(e1, e2)]), (15, 3, 3)), atol=1e-15)
+    np.testing.assert_allclose(
+        g.frames,
+        np.broadcast_to(np.column_stack([e1, e2, np.cross(e1, e2)]), (15, 3, 3)),
+        atol=1e-15,
+    )
 
 
 def test_rectangle_part_through_the_schema(tmp_path):
-    mesh = mesh_of(tmp_path, "  - rectangle: {name: p, origin: [0, 0, 0], size: [3, 2], "
-                   "elements: [3, 2], section: deck, e1: [0, 1, 0], e2: [0, 0, 1]}\n")
+    mesh = mesh_of(
+        tmp_path,
+        "  - rectangle: {name: p, origin: [0, 0, 0], size: [3, 2], "
+        "elements: [3, 2], section: deck, e1: [0, 1, 0], e2: [0, 0, 1]}\n",
+    )
     assert mesh.n_plates == 6
     assert mesh.n_elements == 0
     assert mesh.n_nodes == 12
@@ -128,17 +150,22 @@ def test_rectangle_part_through_the_schema(tmp_path):
     np.testing.assert_allclose(mesh.frames, np.broadcast_to(axes, (12, 3, 3)))
     np.testing.assert_allclose(mesh.plate_frames, np.broadcast_to(axes, (6, 4, 3, 3)))
     assert {"p.left", "p.right", "p.top", "p.bottom", "p.boundary", "p.x0", "p.y1"} <= set(
-        mesh.sets)
+        mesh.sets
+    )
 
 
 def test_rectangle_e2_parallel_to_e1_is_a_case_error(tmp_path):
     with pytest.raises(CaseError) as info:
-        mesh_of(tmp_path, "  - rectangle: {name: p, origin: [0, 0, 0], size: [3, 2], "
-                "elements: [3, 2], section: deck, e2: [2, 0, 0]}\n")
+        mesh_of(
+            tmp_path,
+            "  - rectangle: {name: p, origin: [0, 0, 0], size: [3, 2], "
+            "elements: [3, 2], section: deck, e2: [2, 0, 0]}\n",
+        )
     assert info.value.key == "mesh[0].rectangle.e2"
 
 
 # --- meshio files -------------------------------------------------------------------------------
+
 
 def test_cell_frames_follow_the_node_order():
     f = cell_frames(TILTED, np.array([[0, 1, 4, 3], [3, 4, 1, 0], [0, 1, 4, 4]]))
@@ -148,8 +175,11 @@ def test_cell_frames_follow_the_node_order():
     np.testing.assert_allclose(f[1][:, 1], -TILTED_FRAME[:, 1], atol=1e-15)  # d2 = d3 x d1
     # a plane normal to x: d1 is global y projected instead
     wall = np.array([[0, 0, 0], [0, 1, 0], [0, 1, 1], [0, 0, 1]], float)
-    np.testing.assert_allclose(cell_frames(wall, np.array([[0, 1, 2, 3]]))[0],
-                               np.column_stack([[0, 1, 0], [0, 0, 1], [1, 0, 0]]), atol=1e-15)
+    np.testing.assert_allclose(
+        cell_frames(wall, np.array([[0, 1, 2, 3]]))[0],
+        np.column_stack([[0, 1, 0], [0, 0, 1], [1, 0, 0]]),
+        atol=1e-15,
+    )
     for f_ in f:
         np.testing.assert_allclose(f_.T @ f_, np.eye(3), atol=1e-15)
         assert np.linalg.det(f_) == pytest.approx(1.0)
@@ -160,8 +190,11 @@ def test_cell_frames_follow_the_node_order():
 def test_surface_file_round_trip(tmp_path, fmt, kind):
     cells = QUADS if kind == "quad" else TRIANGLES
     half = len(cells) // 2
-    WRITERS[fmt](tmp_path / f"m.{fmt}", TILTED, [(kind, cells[:half], "inner"),
-                                                 (kind, cells[half:], "outer")])
+    WRITERS[fmt](
+        tmp_path / f"m.{fmt}",
+        TILTED,
+        [(kind, cells[:half], "inner"), (kind, cells[half:], "outer")],
+    )
     fm = read_mesh(tmp_path / f"m.{fmt}", "mesh[0].file")
     assert fm.lines.shape == (0, 2)
     padded = cells if kind == "quad" else np.column_stack([cells, cells[:, 2]])
@@ -170,17 +203,19 @@ def test_surface_file_round_trip(tmp_path, fmt, kind):
     assert fm.plate_sets["outer"].tolist() == list(range(half, len(cells)))
     assert sorted(original(fm)[fm.node_sets["outer"]]) == sorted(set(cells[half:].ravel()))
 
-    mesh = mesh_of(tmp_path, f"  - file: m.{fmt}\n    name: s\n    sections: "
-                   "{inner: deck, outer: tube}\n")
+    mesh = mesh_of(
+        tmp_path, f"  - file: m.{fmt}\n    name: s\n    sections: {{inner: deck, outer: tube}}\n"
+    )
     assert mesh.n_plates == len(cells)
     assert mesh.n_elements == 0
-    assert [mesh.section_names[s] for s in mesh.plate_section] == \
-        ["deck"] * half + ["tube"] * half  # the model side checks the section type
+    assert [mesh.section_names[s] for s in mesh.plate_section] == ["deck"] * half + [
+        "tube"
+    ] * half  # the model side checks the section type
     np.testing.assert_array_equal(original(mesh)[mesh.plates], padded)
-    np.testing.assert_allclose(mesh.frames, np.broadcast_to(TILTED_FRAME, (6, 3, 3)),
-                               atol=1e-15)
-    np.testing.assert_allclose(mesh.plate_frames,
-                               np.broadcast_to(TILTED_FRAME, (len(cells), 4, 3, 3)), atol=1e-15)
+    np.testing.assert_allclose(mesh.frames, np.broadcast_to(TILTED_FRAME, (6, 3, 3)), atol=1e-15)
+    np.testing.assert_allclose(
+        mesh.plate_frames, np.broadcast_to(TILTED_FRAME, (len(cells), 4, 3, 3)), atol=1e-15
+    )
     assert mesh.sets["s.all"].tolist() == list(range(6))
 
 
@@ -197,8 +232,11 @@ def test_mixed_lines_and_quads(tmp_path, fmt):
     assert fm.plate_sets["deck"].tolist() == [0, 1]
     assert "deck" not in fm.element_sets
 
-    mesh = mesh_of(tmp_path, f"  - file: m.{fmt}\n    name: s\n    sections: "
-                   "{rib: tube, deck: deck}\n    up: [0, 1, 0]\n")
+    mesh = mesh_of(
+        tmp_path,
+        f"  - file: m.{fmt}\n    name: s\n    sections: "
+        "{rib: tube, deck: deck}\n    up: [0, 1, 0]\n",
+    )
     assert (mesh.n_elements, mesh.n_plates, mesh.n_nodes) == (2, 2, 6)
     assert mesh.section_names == ("tube", "deck")
     assert mesh.section.tolist() == [0, 0]
@@ -208,18 +246,21 @@ def test_mixed_lines_and_quads(tmp_path, fmt):
     rod[:, 1] = np.cross(rod[:, 2], rod[:, 0])
     rib = np.isin(original(mesh), [0, 1, 2])
     np.testing.assert_allclose(mesh.frames[rib], np.broadcast_to(rod, (3, 3, 3)), atol=1e-15)
-    np.testing.assert_allclose(mesh.frames[~rib], np.broadcast_to(TILTED_FRAME, (3, 3, 3)),
-                               atol=1e-15)
-    np.testing.assert_allclose(mesh.plate_frames, np.broadcast_to(TILTED_FRAME, (2, 4, 3, 3)),
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        mesh.frames[~rib], np.broadcast_to(TILTED_FRAME, (3, 3, 3)), atol=1e-15
+    )
+    np.testing.assert_allclose(
+        mesh.plate_frames, np.broadcast_to(TILTED_FRAME, (2, 4, 3, 3)), atol=1e-15
+    )
 
 
 def test_unmapped_surface_cells_need_a_default_section(tmp_path):
     write_gmsh(tmp_path / "m.msh", TILTED, [("quad", QUADS[:1], "a"), ("quad", QUADS[1:], "b")])
     with pytest.raises(CaseError, match=r"1 surface cells \(the first is cell 1\) are in no"):
         mesh_of(tmp_path, "  - file: m.msh\n    name: s\n    sections: {a: deck}\n")
-    mesh = mesh_of(tmp_path, "  - file: m.msh\n    name: s\n    sections: {a: deck}\n"
-                   "    section: tube\n")
+    mesh = mesh_of(
+        tmp_path, "  - file: m.msh\n    name: s\n    sections: {a: deck}\n    section: tube\n"
+    )
     assert [mesh.section_names[s] for s in mesh.plate_section] == ["deck", "tube"]
 
 
@@ -241,10 +282,14 @@ def test_volume_cells_are_refused(tmp_path):
 
 # --- merging rods and plates --------------------------------------------------------------------
 
-RECT = ("  - rectangle: {name: deck, origin: [0, 0, 0], size: [2, 1], elements: [4, 2], "
-        "section: deck}\n")
-RIB = "  - rod: {name: rib, from: [0, 0, 0], to: [2, 0, 0], elements: 4, section: tube, " \
-      "up: [0, -1, 0]}\n"
+RECT = (
+    "  - rectangle: {name: deck, origin: [0, 0, 0], size: [2, 1], elements: [4, 2], "
+    "section: deck}\n"
+)
+RIB = (
+    "  - rod: {name: rib, from: [0, 0, 0], to: [2, 0, 0], elements: 4, section: tube, "
+    "up: [0, -1, 0]}\n"
+)
 
 
 @pytest.mark.parametrize("rod_first", [False, True])
@@ -269,19 +314,23 @@ def test_rod_merged_onto_a_plate_edge(tmp_path, rod_first):
 
 
 def test_two_plates_share_an_edge_and_sets_apply(tmp_path):
-    second = ("  - rectangle: {name: flap, origin: [2, 0, 0], size: [1, 1], elements: [2, 2], "
-              "section: deck, e1: [0, 0, 1]}\n")
+    second = (
+        "  - rectangle: {name: flap, origin: [2, 0, 0], size: [1, 1], elements: [2, 2], "
+        "section: deck, e1: [0, 0, 1]}\n"
+    )
     sets = "sets:\n  hinge: {union: [deck.right, flap.left]}\n"
     mesh = mesh_of(tmp_path, RECT + second, sets)
     assert mesh.n_nodes == 15 + 9 - 3
     assert mesh.n_plates == 12
     assert mesh.sets["hinge"].tolist() == mesh.sets["deck.right"].tolist()
     # the hinge nodes carry the first plate's frame; the flap's own frame is in plate_frames
-    np.testing.assert_allclose(mesh.frames[mesh.sets["hinge"]], np.broadcast_to(np.eye(3),
-                                                                                (3, 3, 3)))
+    np.testing.assert_allclose(
+        mesh.frames[mesh.sets["hinge"]], np.broadcast_to(np.eye(3), (3, 3, 3))
+    )
     flap = np.column_stack([[0, 0, 1], [0, 1, 0], [-1, 0, 0]])
-    np.testing.assert_allclose(mesh.plate_frames[8:], np.broadcast_to(flap, (4, 4, 3, 3)),
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        mesh.plate_frames[8:], np.broadcast_to(flap, (4, 4, 3, 3)), atol=1e-15
+    )
 
 
 def test_unmapped_lines_on_plate_edges_only_name_nodes(tmp_path):
@@ -294,8 +343,9 @@ def test_unmapped_lines_on_plate_edges_only_name_nodes(tmp_path):
     assert (mesh.n_elements, mesh.n_plates) == (0, 2)
     np.testing.assert_allclose(mesh.points[mesh.sets["s.clamped"]][:, 1], 1.0)
     assert len(mesh.sets["s.clamped"]) == 3
-    ribbed = mesh_of(tmp_path, "  - file: m.msh\n    name: s\n    sections: {deck: deck, "
-                     "clamped: tube}\n")
+    ribbed = mesh_of(
+        tmp_path, "  - file: m.msh\n    name: s\n    sections: {deck: deck, clamped: tube}\n"
+    )
     assert (ribbed.n_elements, ribbed.n_plates) == (2, 2)
 
     diagonal = np.array([[0, 4]])  # across the first quad, on no edge

@@ -19,8 +19,9 @@ from rodsim.writers.vtk import SeriesWriter, read_pvd
 
 # a 3 x 1 strip: quad, two triangles, quad (so the VTU holds the runs quad | tri tri | quad),
 # stiffened by two rods along y = 0
-POINTS = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0],
-                   [0, 1, 0], [1, 1, 0], [2, 1, 0], [3, 1, 0]], float)
+POINTS = np.array(
+    [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0], [0, 1, 0], [1, 1, 0], [2, 1, 0], [3, 1, 0]], float
+)
 PLATES = np.array([[0, 1, 5, 4], [1, 2, 6, 6], [1, 6, 5, 5], [2, 3, 7, 6]])
 RODS = np.array([[0, 1], [1, 2]])
 
@@ -28,13 +29,21 @@ RODS = np.array([[0, 1], [1, 2]])
 def plate_mesh(rods=True) -> Mesh:
     conn = RODS if rods else np.zeros((0, 2), np.int64)
     e, p = len(conn), len(PLATES)
-    return Mesh(POINTS, np.broadcast_to(np.eye(3), (8, 3, 3)).copy(), conn,
-                np.broadcast_to(np.eye(3), (e, 2, 3, 3)).copy(), np.zeros(e, np.int64),
-                ("tube", "deck"), np.zeros(e, np.int64), ("rib", "deck"),
-                {"all": np.arange(8), "right": np.array([2, 3, 6, 7]),
-                 "bottom": np.arange(4)}, PLATES,
-                np.ones(p, np.int64), np.ones(p, np.int64),
-                np.broadcast_to(np.eye(3), (p, 4, 3, 3)).copy())
+    return Mesh(
+        POINTS,
+        np.broadcast_to(np.eye(3), (8, 3, 3)).copy(),
+        conn,
+        np.broadcast_to(np.eye(3), (e, 2, 3, 3)).copy(),
+        np.zeros(e, np.int64),
+        ("tube", "deck"),
+        np.zeros(e, np.int64),
+        ("rib", "deck"),
+        {"all": np.arange(8), "right": np.array([2, 3, 6, 7]), "bottom": np.arange(4)},
+        PLATES,
+        np.ones(p, np.int64),
+        np.ones(p, np.int64),
+        np.broadcast_to(np.eye(3), (p, 4, 3, 3)).copy(),
+    )
 
 
 def random_frame(rng, mesh: Mesh, t: float, plates=True) -> Frame:
@@ -46,15 +55,31 @@ def random_frame(rng, mesh: Mesh, t: float, plates=True) -> Frame:
     def vec(k, w=3):
         return rng.normal(size=(k, w))
 
-    return Frame(time=t, position=POINTS + 0.1 * vec(n), rotation=q,
-                 directors=np.broadcast_to(np.eye(3), (n, 3, 3)), velocity=vec(n),
-                 angular_velocity=vec(n), linear_momentum=vec(n), angular_momentum=vec(n),
-                 force=vec(e), moment=vec(e), strain=vec(e), curvature=vec(e),
-                 kinetic=1.0, internal=2.0, external=0.0, total_linear=vec(1)[0],
-                 total_angular=vec(1)[0], dt=0.1, iterations=1.0, residual=0.0,
-                 plate_membrane=vec(p) if plates else None,
-                 plate_bending=vec(p) if plates else None,
-                 plate_shear=vec(p, 2) if plates else None)
+    return Frame(
+        time=t,
+        position=POINTS + 0.1 * vec(n),
+        rotation=q,
+        directors=np.broadcast_to(np.eye(3), (n, 3, 3)),
+        velocity=vec(n),
+        angular_velocity=vec(n),
+        linear_momentum=vec(n),
+        angular_momentum=vec(n),
+        force=vec(e),
+        moment=vec(e),
+        strain=vec(e),
+        curvature=vec(e),
+        kinetic=1.0,
+        internal=2.0,
+        external=0.0,
+        total_linear=vec(1)[0],
+        total_angular=vec(1)[0],
+        dt=0.1,
+        iterations=1.0,
+        residual=0.0,
+        plate_membrane=vec(p) if plates else None,
+        plate_bending=vec(p) if plates else None,
+        plate_shear=vec(p, 2) if plates else None,
+    )
 
 
 @pytest.fixture(params=[True, False], ids=["rods+plates", "plates only"])
@@ -64,8 +89,10 @@ def written(request, tmp_path):
     mesh = plate_mesh(rods=request.param)
     frames = [random_frame(rng, mesh, t) for t in (0.0, 0.5, 1.0)]
     path, pvd = tmp_path / "r.h5", tmp_path / "r.pvd"
-    with ResultsWriter(path, mesh, "rodsim: 1\n", "plates") as w, \
-            SeriesWriter(pvd, mesh.points, mesh.conn, mesh.plates) as s:
+    with (
+        ResultsWriter(path, mesh, "rodsim: 1\n", "plates") as w,
+        SeriesWriter(pvd, mesh.points, mesh.conn, mesh.plates) as s,
+    ):
         for fr in frames:
             w.write(fr)
             s.write(fr)
@@ -83,14 +110,21 @@ def test_hdf5_plate_datasets_read_back(written):
         assert ("mesh/rods" in f) == bool(mesh.n_elements)
         for name, width in (("membrane", 3), ("bending", 3), ("shear", 2)):
             assert f[f"plates/{name}"].shape == (3, 4, width)
-            assert f[f"plates/{name}"].attrs["description"].startswith(
-                {"membrane": "membrane forces", "bending": "bending moments",
-                 "shear": "transverse shear"}[name])
+            assert (
+                f[f"plates/{name}"]
+                .attrs["description"]
+                .startswith(
+                    {
+                        "membrane": "membrane forces",
+                        "bending": "bending moments",
+                        "shear": "transverse shear",
+                    }[name]
+                )
+            )
     with open_results(path) as f:
         for k, fr in enumerate(frames):
             back = read_frame(f, k)
-            for name in ("plate_membrane", "plate_bending", "plate_shear", "position",
-                         "velocity"):
+            for name in ("plate_membrane", "plate_bending", "plate_shear", "position", "velocity"):
                 np.testing.assert_array_equal(getattr(back, name), getattr(fr, name))
             if mesh.n_elements:
                 np.testing.assert_array_equal(back.force, fr.force)
@@ -99,9 +133,22 @@ def test_hdf5_plate_datasets_read_back(written):
 def test_rod_only_files_have_no_plate_datasets(tmp_path):
     rng = np.random.default_rng(1)
     m = plate_mesh()
-    rods_only = Mesh(*(getattr(m, k) for k in ("points", "frames", "conn", "end_frames",
-                                               "section", "section_names", "part",
-                                               "part_names", "sets")))
+    rods_only = Mesh(
+        *(
+            getattr(m, k)
+            for k in (
+                "points",
+                "frames",
+                "conn",
+                "end_frames",
+                "section",
+                "section_names",
+                "part",
+                "part_names",
+                "sets",
+            )
+        )
+    )
     assert rods_only.n_plates == 0
     assert rods_only.plates.shape == (0, 4)
     path = tmp_path / "r.h5"
@@ -130,8 +177,10 @@ def check_vtu(path, mesh: Mesh, fr: Frame) -> None:
     e = mesh.n_elements
     types = [b.type for b in m.cells]
     assert types == (["line"] if e else []) + ["quad", "triangle", "quad"]
-    assert np.concatenate([b.data for b in m.cells if b.type == "quad"]).tolist() == \
-        PLATES[[0, 3]].tolist()
+    assert (
+        np.concatenate([b.data for b in m.cells if b.type == "quad"]).tolist()
+        == PLATES[[0, 3]].tolist()
+    )
     assert m.cells_dict["triangle"].tolist() == PLATES[1:3, :3].tolist()
     if e:
         np.testing.assert_array_equal(m.cells_dict["line"], RODS)
@@ -168,8 +217,7 @@ def test_export_info_and_plot_of_a_plate_file(written, tmp_path):
     check_vtu(read_pvd(pvd)[-1][1], mesh, frames[-1])
     res = CliRunner().invoke(main, ["info", str(path)])
     assert res.exit_code == 0, res.output
-    assert f"{mesh.n_elements} rod elements, 4 plate elements (2 quads, 2 triangles)" in \
-        res.output
+    assert f"{mesh.n_elements} rod elements, 4 plate elements (2 quads, 2 triangles)" in res.output
     assert "plates/shear (3, 4, 2)" in res.output
     png = plot_results(path, "membrane.N12@right", tmp_path / "m.png")
     assert png.stat().st_size > 1000

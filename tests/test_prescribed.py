@@ -56,8 +56,12 @@ def test_slow_stretch_gives_the_static_axial_force(tmp_path):
 def test_prescribed_rotation_is_followed_exactly(tmp_path):
     """The end node turns about the rod axis by 0.3 sin(2 pi t) rad; its frame and angular
     velocity are those prescribed, and the rod twists: torque GJ phi / L at low frequency."""
-    out = _run(tmp_path, "{rotation: [1, 0, 0], time: {sine: {amplitude: 0.3, frequency: 0.05}}}",
-               5.0, 0.25)
+    out = _run(
+        tmp_path,
+        "{rotation: [1, 0, 0], time: {sine: {amplitude: 0.3, frequency: 0.05}}}",
+        5.0,
+        0.25,
+    )
     with h5py.File(out) as f:
         t = f["time"][()]
         end = f["mesh/sets/bar.end"][0]
@@ -72,8 +76,9 @@ def test_prescribed_rotation_is_followed_exactly(tmp_path):
         w = f["nodes/angular_velocity"][:, end, 0]
         dt = f["solver/dt"][0]
         back = np.where(t > 0, t - dt, t + dt)
-        rate = 0.3 * (np.sin(2 * math.pi * 0.05 * t) - np.sin(2 * math.pi * 0.05 * back)) / (
-            t - back)
+        rate = (
+            0.3 * (np.sin(2 * math.pi * 0.05 * t) - np.sin(2 * math.pi * 0.05 * back)) / (t - back)
+        )
         np.testing.assert_allclose(w, rate, rtol=1e-9, atol=1e-12)
         assert w[0] == pytest.approx(0.3 * 2 * math.pi * 0.05, rel=1e-3)
         # quasi-static twist: torque = GJ phi / L along the bar (period 20 s >> torsion period)
@@ -87,12 +92,28 @@ def test_prescribing_one_component_leaves_the_others_free(tmp_path, scheme):
     free, so the bending end moves back along x (geometric shortening, x < 2), and only the
     y reaction is nonzero there."""
     case = tmp_path / "bar.yaml"
-    case.write_text(BAR.format(prescribe="{displacement: [null, 0.2, null], time: {ramp: 2.0}}",
-                               t_end=2.0, interval=0.5))
+    case.write_text(
+        BAR.format(
+            prescribe="{displacement: [null, 0.2, null], time: {ramp: 2.0}}",
+            t_end=2.0,
+            interval=0.5,
+        )
+    )
     out = tmp_path / "bar.h5"
-    res = CliRunner().invoke(main, ["run", str(case), "-o", str(out), "-q", "--set",
-                                    f"solver.scheme={scheme}", "--set", "solver.dt=0.005"
-                                    if scheme == "implicit" else "solver.safety=0.8"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(case),
+            "-o",
+            str(out),
+            "-q",
+            "--set",
+            f"solver.scheme={scheme}",
+            "--set",
+            "solver.dt=0.005" if scheme == "implicit" else "solver.safety=0.8",
+        ],
+    )
     assert res.exit_code == 0, res.output
     with h5py.File(out) as f:
         t = f["time"][:]

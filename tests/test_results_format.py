@@ -68,16 +68,33 @@ def random_frame(rng, mesh: Mesh) -> Frame:
         return rng.normal(size=(rows, width))
 
     return Frame(
-        time=rng.normal(), position=vec(n), rotation=q,
-        directors=quaternion_matrices(q) @ mesh.frames, velocity=vec(n),
-        angular_velocity=vec(n), linear_momentum=vec(n), angular_momentum=vec(n),
-        force=vec(e), moment=vec(e), strain=vec(e), curvature=vec(e), kinetic=rng.normal(),
-        internal=rng.normal(), external=rng.normal(), total_linear=vec(1)[0],
-        total_angular=vec(1)[0], dt=rng.normal(), iterations=float(rng.integers(1, 9)),
-        residual=rng.normal(), reaction_force=vec(n), reaction_moment=vec(n),
-        plate_membrane=vec(p) if p else None, plate_bending=vec(p) if p else None,
-        plate_shear=vec(p, 2) if p else None, off_schedule=int(rng.integers(0, 2)),
-    )  # fmt: skip
+        time=rng.normal(),
+        position=vec(n),
+        rotation=q,
+        directors=quaternion_matrices(q) @ mesh.frames,
+        velocity=vec(n),
+        angular_velocity=vec(n),
+        linear_momentum=vec(n),
+        angular_momentum=vec(n),
+        force=vec(e),
+        moment=vec(e),
+        strain=vec(e),
+        curvature=vec(e),
+        kinetic=rng.normal(),
+        internal=rng.normal(),
+        external=rng.normal(),
+        total_linear=vec(1)[0],
+        total_angular=vec(1)[0],
+        dt=rng.normal(),
+        iterations=float(rng.integers(1, 9)),
+        residual=rng.normal(),
+        reaction_force=vec(n),
+        reaction_moment=vec(n),
+        plate_membrane=vec(p) if p else None,
+        plate_bending=vec(p) if p else None,
+        plate_shear=vec(p, 2) if p else None,
+        off_schedule=int(rng.integers(0, 2)),
+    )
 
 
 def write(path, rods=True, plates=True, seed=0):
@@ -107,9 +124,10 @@ def dataset_paths(f: h5py.File) -> list:
 
 
 MODELS = pytest.mark.parametrize(
-    "rods, plates", [(True, True), (True, False), (False, True)],
+    "rods, plates",
+    [(True, True), (True, False), (False, True)],
     ids=["rods+plates", "rods only", "plates only"],
-)  # fmt: skip
+)
 
 
 @MODELS
@@ -221,12 +239,15 @@ def test_a_file_from_before_layout_minor_reads_as_minor_0(tmp_path):
     assert "layout 1.0" in describe(path)
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda f: f.attrs.__delitem__("layout"), "not a rodsim results file"),
-    (lambda f: f.attrs.__setitem__("layout", "one"), "not a rodsim results file"),
-    (lambda f: f.__delitem__("nodes/position"), "missing nodes/position"),
-    (lambda f: f.__delitem__("mesh/sets"), "missing mesh/sets"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda f: f.attrs.__delitem__("layout"), "not a rodsim results file"),
+        (lambda f: f.attrs.__setitem__("layout", "one"), "not a rodsim results file"),
+        (lambda f: f.__delitem__("nodes/position"), "missing nodes/position"),
+        (lambda f: f.__delitem__("mesh/sets"), "missing mesh/sets"),
+    ],
+)
 def test_damaged_files_are_input_errors_naming_the_file(tmp_path, damage, message):
     path = tmp_path / "r.h5"
     write(path)
@@ -269,8 +290,11 @@ def test_the_writer_caches_one_chunk_per_dataset(tmp_path):
     the last 8 chunks of every frame dataset, so the writer grew with the frames until it
     closed (benchmarks/soak.py: +11% RSS over 1000 frames of a 100-element rod)."""
     rng = np.random.default_rng(5)
-    mesh = dataclasses.replace(random_mesh(rng, True, False), points=rng.normal(size=(2000, 3)),
-                               frames=rng.normal(size=(2000, 3, 3)))
+    mesh = dataclasses.replace(
+        random_mesh(rng, True, False),
+        points=rng.normal(size=(2000, 3)),
+        frames=rng.normal(size=(2000, 3, 3)),
+    )
     frame = random_frame(rng, mesh)
     with ResultsWriter(tmp_path / "c.h5", mesh, "", "") as w:
         biggest = max(int(np.prod(ds.chunks)) * 8 for ds in w.datasets.values())

@@ -85,8 +85,10 @@ def test_summary_shows_the_totals_at_t_0(case):
     assert numbers(loads, "force") == [10, 0, -2000]
     assert numbers(loads, "moment about the origin") == [0, 4000, 5]
     assert numbers(loads, "gravity") == [0, 0, -60]
-    assert summary_line(text, "masses ") == \
-        "masses    total 6: structure 2, point masses 4 (3 entries)"
+    assert (
+        summary_line(text, "masses ")
+        == "masses    total 6: structure 2, point masses 4 (3 entries)"
+    )
     assert summary_line(text, "supports ") == "supports  1 nodes with fixed dofs"
     assert "mass 6" in summary_line(text, "model ")
 

@@ -26,6 +26,7 @@ def _err(res) -> str:
 
 # --- spec loading ---------------------------------------------------------------------------
 
+
 @pytest.fixture
 def bench_copy(tmp_path):
     """A writable copy of the synthetic benchmark and a helper to edit its spec text."""
@@ -54,17 +55,26 @@ def test_every_benchmark_of_the_suite_loads():
             assert q.reference.source
 
 
-@pytest.mark.parametrize("old, new, message", [
-    (", reason: must fail}", "}", "missing key 'reason'"),
-    ("reduce: final, reference: L_wrong", "reduce: largest, reference: L_wrong",
-     "reduce must be one of"),
-    ("reference: L_wrong", "reference: L_typo", "'L_typo' is not a value of reference.json"),
-    ("tolerance: 1.0e-3", "tolerance: -1", "expected a number > 0"),
-    ("title: Synthetic", "colour: red\ntitle: Synthetic", "unknown key 'colour'"),
-    ("case: case.yaml", "case: nowhere.yaml", "no such case file"),
-    ("reduce: final, reference: L_wrong",
-     "reduce: final, run: other, reference: L_wrong", "no run 'other'"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        (", reason: must fail}", "}", "missing key 'reason'"),
+        (
+            "reduce: final, reference: L_wrong",
+            "reduce: largest, reference: L_wrong",
+            "reduce must be one of",
+        ),
+        ("reference: L_wrong", "reference: L_typo", "'L_typo' is not a value of reference.json"),
+        ("tolerance: 1.0e-3", "tolerance: -1", "expected a number > 0"),
+        ("title: Synthetic", "colour: red\ntitle: Synthetic", "unknown key 'colour'"),
+        ("case: case.yaml", "case: nowhere.yaml", "no such case file"),
+        (
+            "reduce: final, reference: L_wrong",
+            "reduce: final, run: other, reference: L_wrong",
+            "no run 'other'",
+        ),
+    ],
+)
 def test_spec_loader_rejects_bad_specs(bench_copy, old, new, message):
     folder, edit = bench_copy
     with pytest.raises(CaseError, match=message) as info:
@@ -92,6 +102,7 @@ def test_reference_values_need_a_source(bench_copy):
 
 # --- comparison arithmetic -------------------------------------------------------------------
 
+
 def test_relative_error_and_verdict():
     assert compare.relative_error(10.5, 10.0) == pytest.approx(0.05)
     assert compare.relative_error(-9.0, -10.0) == pytest.approx(0.1)
@@ -108,8 +119,7 @@ def test_reducers_on_a_known_series():
     v = np.sin(t) + 0.1 * t
     assert compare.reduce(t, v, "final") == pytest.approx(v[-1])
     assert compare.reduce(t, v, "at", at=2.5) == pytest.approx(np.sin(2.5) + 0.25, abs=1e-4)
-    assert compare.reduce(t, v, "max", window=(0.0, 3.0)) == pytest.approx(
-        v[t <= 3.0].max())
+    assert compare.reduce(t, v, "max", window=(0.0, 3.0)) == pytest.approx(v[t <= 3.0].max())
     assert compare.reduce(t, -np.abs(v), "absmax") == pytest.approx(np.abs(v).max())
     assert compare.reduce(t, np.full_like(t, 3.0), "drift", window=(5.0, math.inf)) == 0.0
     assert compare.reduce(t, 2.0 + 0.01 * np.sin(t), "relband") == pytest.approx(0.01, rel=1e-3)
@@ -142,6 +152,7 @@ def test_curve_rms_against_a_reference_curve():
 
 # --- reference theory ------------------------------------------------------------------------
 
+
 def test_timoshenko_frequency_stored_in_the_benchmark():
     stored = json.loads((default_root() / "timoshenko" / "reference.json").read_text())
     w = theory.timoshenko_cantilever(L=1.0, EI=1.0, kGA=1.0e3, rhoA=1.0, rhoI=1.0e-3)
@@ -151,13 +162,13 @@ def test_timoshenko_frequency_stored_in_the_benchmark():
 def test_timoshenko_tends_to_euler_bernoulli_for_a_slender_beam():
     eb = theory.euler_bernoulli_cantilever(1.0, 1.0, 1.0)
     assert eb == pytest.approx(3.5160152685)
-    shear_only = [theory.timoshenko_cantilever(1.0, 1.0, k, 1.0, 1e-9) / eb - 1
-                  for k in (1e3, 1e4)]
+    shear_only = [theory.timoshenko_cantilever(1.0, 1.0, k, 1.0, 1e-9) / eb - 1 for k in (1e3, 1e4)]
     assert -3e-3 < shear_only[0] < 0  # shear softens...
     assert shear_only[1] == pytest.approx(shear_only[0] / 10, rel=0.05)  # ...as EI/(kGA L^2)
 
 
 # --- the command -----------------------------------------------------------------------------
+
 
 def test_unknown_benchmark_is_an_input_error_listing_the_valid_names():
     res = CliRunner().invoke(main, ["validate", "no_such_benchmark"])
@@ -168,8 +179,9 @@ def test_unknown_benchmark_is_an_input_error_listing_the_valid_names():
 
 
 def test_a_failing_comparison_exits_1(tmp_path):
-    res = CliRunner().invoke(main, ["validate", "--suite", str(SYNTHETIC), "--report",
-                                    str(tmp_path / "rep")])
+    res = CliRunner().invoke(
+        main, ["validate", "--suite", str(SYNTHETIC), "--report", str(tmp_path / "rep")]
+    )
     assert res.exit_code == 1, _err(res)
     assert "linear momentum x (wrong reference)" in res.output
     lines = [ln for ln in res.output.splitlines() if ln.startswith("failing")]
@@ -181,8 +193,9 @@ def test_a_failing_comparison_exits_1(tmp_path):
 
 
 def test_quick_tier_end_to_end(tmp_path):
-    res = CliRunner().invoke(main, ["validate", "--quick", "spaghetti3d", "masses_pulse",
-                                    "--report", str(tmp_path)])
+    res = CliRunner().invoke(
+        main, ["validate", "--quick", "spaghetti3d", "masses_pulse", "--report", str(tmp_path)]
+    )
     assert res.exit_code == 0, res.output + _err(res)
     assert "2 benchmarks: 2 passed, 0 failed (" in res.output
     report = (tmp_path / "README.md").read_text()

@@ -36,8 +36,10 @@ def main(argv=None) -> dict:
     model = build_model(part.points, part.frames, part.conn, section, loads=[load])
 
     dt_crit = stable_step(model, args.order)
-    print(f"nodes {model.n_nodes}, elements {model.n_elements}, group {args.group}, "
-          f"order {args.order}, dt {args.dt:g} (stable-step estimate {dt_crit:.6g})")  # fmt: skip
+    print(
+        f"nodes {model.n_nodes}, elements {model.n_elements}, group {args.group}, "
+        f"order {args.order}, dt {args.dt:g} (stable-step estimate {dt_crit:.6g})"
+    )
     run = dynamics.start(model, args.dt, order=args.order, group=args.group)
     steps_per_frame = max(1, int(round(1.0 / args.dt)))
     energies = []
@@ -48,15 +50,20 @@ def main(argv=None) -> dict:
         d = run.diagnostics()
         if run.time > 5.0:
             energies.append(d.total)
-        print(f"{run.time:6.2f} {d.kinetic:12.6f} {d.internal:12.6f} {d.total:12.6f}  "
-              f"{np.array2string(d.linear_momentum, precision=6)}  "
-              f"{np.array2string(d.angular_momentum, precision=6)}")  # fmt: skip
+        print(
+            f"{run.time:6.2f} {d.kinetic:12.6f} {d.internal:12.6f} {d.total:12.6f}  "
+            f"{np.array2string(d.linear_momentum, precision=6)}  "
+            f"{np.array2string(d.angular_momentum, precision=6)}"
+        )
     d = run.diagnostics()
     band = (max(energies) - min(energies)) if energies else float("nan")
     print(f"Newton iterations per node: mean {run.mean_iterations:.2f}, max {run.max_iterations}")
     print(f"energy band after the pulse (frames): {band:.3g}")
-    return {"linear_momentum": d.linear_momentum, "angular_momentum": d.angular_momentum,
-            "energy_band": band}  # fmt: skip
+    return {
+        "linear_momentum": d.linear_momentum,
+        "angular_momentum": d.angular_momentum,
+        "energy_band": band,
+    }
 
 
 if __name__ == "__main__":

@@ -25,9 +25,12 @@ import h5py
 import numpy as np
 import pyvista as pv
 
-COMPONENTS = {"force": ("axial", "shear2", "shear3"),
-              "moment": ("torsion", "bending2", "bending3"),
-              "strain": ("1", "2", "3"), "curvature": ("1", "2", "3")}
+COMPONENTS = {
+    "force": ("axial", "shear2", "shear3"),
+    "moment": ("torsion", "bending2", "bending3"),
+    "strain": ("1", "2", "3"),
+    "curvature": ("1", "2", "3"),
+}
 VIEWS = {"iso": "view_isometric", "xy": "view_xy", "xz": "view_xz", "yz": "view_yz"}
 
 
@@ -83,8 +86,9 @@ def add_scalars(mesh, spec) -> tuple[str, bool]:
 
 
 def main(argv=None) -> Path:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add = p.add_argument
     add("results", help="<stem>.pvd or <stem>.h5")
     add("-o", "--output", help="PNG file (default: <stem>.png next to the input)")
@@ -126,23 +130,44 @@ def main(argv=None) -> Path:
     fs = min(args.size[0] / 1200, args.size[1] / 800)  # font sizes are in pixels
     if args.reference:
         plotter.add_mesh(reference, color="grey", line_width=2)
-    bar = {"title": label.replace(" ", "\n"), "vertical": True, "position_x": 0.85,
-           "position_y": 0.25, "height": 0.5, "fmt": "%.3g", "title_font_size": round(20 * fs),
-           "label_font_size": round(16 * fs)}
+    bar = {
+        "title": label.replace(" ", "\n"),
+        "vertical": True,
+        "position_x": 0.85,
+        "position_y": 0.25,
+        "height": 0.5,
+        "fmt": "%.3g",
+        "title_font_size": round(20 * fs),
+        "label_font_size": round(16 * fs),
+    }
     for i, (k, mesh) in enumerate(zip(picks, meshes, strict=True)):
         last = i == len(meshes) - 1  # earlier frames translucent (no depth peeling: with
         # EGL/llvmpipe it drops translucent actors); point data: one smooth tube per rod
         # (elements joined into polylines), cell data: one tube per element
-        tube = (mesh.tube(radius=radius, n_sides=24, capping=False) if on_cells
-                else mesh.strip(join=True).tube(radius=radius, n_sides=24, capping=True))
-        plotter.add_mesh(tube, scalars=label, clim=clim, smooth_shading=True,
-                         cmap=args.cmap or ("coolwarm" if signed else "viridis"),
-                         opacity=1.0 if last else 0.3 + 0.5 * i / max(len(meshes) - 1, 1),
-                         show_scalar_bar=last, scalar_bar_args=bar)
+        tube = (
+            mesh.tube(radius=radius, n_sides=24, capping=False)
+            if on_cells
+            else mesh.strip(join=True).tube(radius=radius, n_sides=24, capping=True)
+        )
+        plotter.add_mesh(
+            tube,
+            scalars=label,
+            clim=clim,
+            smooth_shading=True,
+            cmap=args.cmap or ("coolwarm" if signed else "viridis"),
+            opacity=1.0 if last else 0.3 + 0.5 * i / max(len(meshes) - 1, 1),
+            show_scalar_bar=last,
+            scalar_bar_args=bar,
+        )
         if len(meshes) > 1:
-            plotter.add_point_labels([mesh.points[mesh.n_points // 2] + 3 * radius],
-                                     [f"t={times[k]:g}"], font_size=round(16 * fs), shape=None,
-                                     show_points=False, always_visible=True)
+            plotter.add_point_labels(
+                [mesh.points[mesh.n_points // 2] + 3 * radius],
+                [f"t={times[k]:g}"],
+                font_size=round(16 * fs),
+                shape=None,
+                show_points=False,
+                always_visible=True,
+            )
     shown = ", ".join(f"{times[k]:g}" for k in picks)
     shown += f" (displacement x{args.scale:g})" if args.scale != 1.0 else ""
     plotter.add_title(args.title or f"{title}: {label} at t = {shown}", font_size=round(12 * fs))

@@ -56,8 +56,10 @@ def _mapping(loader: _Loader, node: yaml.MappingNode):
         key = _key(loader, key_node)
         if key in first:
             raise yaml.constructor.ConstructorError(
-                None, None, f"key {key!r} appears twice in one mapping (first on line "
-                f"{first[key].line + 1})", key_node.start_mark
+                None,
+                None,
+                f"key {key!r} appears twice in one mapping (first on line {first[key].line + 1})",
+                key_node.start_mark,
             )
         first[key] = key_node.start_mark
     loader.flatten_mapping(node)  # merged keys first, so the mapping's own keys win below
@@ -88,9 +90,11 @@ def _check_nesting(text: str, file: str | None) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 mark = event.start_mark
-                raise CaseError(f"invalid YAML: mappings and lists nested deeper than "
-                                f"{MAX_DEPTH} levels", file=file,
-                                key=f"line {mark.line + 1}, column {mark.column + 1}")
+                raise CaseError(
+                    f"invalid YAML: mappings and lists nested deeper than {MAX_DEPTH} levels",
+                    file=file,
+                    key=f"line {mark.line + 1}, column {mark.column + 1}",
+                )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
 
@@ -103,14 +107,20 @@ def _expanded_size(node: yaml.Node) -> tuple[int, int]:
 
     def expanded(n: yaml.Node) -> int:
         if id(n) in open_:  # an alias inside its own anchor: infinite
-            raise CaseError("invalid YAML: an alias (*name) refers to a value that contains "
-                            "it (a recursive alias)",
-                            key=f"line {n.start_mark.line + 1}, column {n.start_mark.column + 1}")
+            raise CaseError(
+                "invalid YAML: an alias (*name) refers to a value that contains "
+                "it (a recursive alias)",
+                key=f"line {n.start_mark.line + 1}, column {n.start_mark.column + 1}",
+            )
         if id(n) not in size:
             open_.add(id(n))
-            children = (n.value if isinstance(n, yaml.SequenceNode) else
-                        [c for kv in n.value for c in kv] if isinstance(n, yaml.MappingNode)
-                        else [])  # fmt: skip
+            children = (
+                n.value
+                if isinstance(n, yaml.SequenceNode)
+                else [c for kv in n.value for c in kv]
+                if isinstance(n, yaml.MappingNode)
+                else []
+            )
             size[id(n)] = 1 + sum(expanded(c) for c in children)
             open_.discard(id(n))
         return size[id(n)]
@@ -134,9 +144,12 @@ def _load(text: str, file: str | None):
             raise CaseError(exc.reason, file=file, key=exc.key) from None
         limit = EXPANSION[0] * nodes + EXPANSION[1]
         if expanded > limit:
-            raise CaseError(f"invalid YAML: its aliases (*name) expand {nodes} values to "
-                            f"{expanded:.3g}, more than {limit} (a recursive or exponential "
-                            "alias bomb?)", file=file)
+            raise CaseError(
+                f"invalid YAML: its aliases (*name) expand {nodes} values to "
+                f"{expanded:.3g}, more than {limit} (a recursive or exponential "
+                "alias bomb?)",
+                file=file,
+            )
         return loader.construct_document(node)
     finally:
         loader.dispose()
@@ -151,8 +164,11 @@ def parse_yaml(text: str, file: str | None = None):
     except yaml.reader.ReaderError as exc:  # no marks, only a character position
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
-        raise CaseError(f"invalid YAML: {exc.reason} (character #x{exc.character:04x})",
-                        file=file, key=f"line {line}, column {column}") from None
+        raise CaseError(
+            f"invalid YAML: {exc.reason} (character #x{exc.character:04x})",
+            file=file,
+            key=f"line {line}, column {column}",
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
@@ -167,8 +183,9 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     mark, context = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
     if getattr(exc, "context", None) and context and mark and context.line != mark.line:
-        problem += f" ({exc.context} that starts at line {context.line + 1}, column " \
-                   f"{context.column + 1})"
+        problem += (
+            f" ({exc.context} that starts at line {context.line + 1}, column {context.column + 1})"
+        )
     if "'\\t'" in problem:
         problem += "; indent with spaces, YAML does not allow tabs"
     elif "<block end>" in problem:
@@ -232,7 +249,7 @@ def split_key(key: str) -> list[str | int]:
     parts: list[str | int] = []
     pos = 0
     for m in _STEP.finditer(key):
-        if m.start() != pos and key[pos:m.start()] != ".":
+        if m.start() != pos and key[pos : m.start()] != ".":
             raise ValueError(key)
         name, index = m.groups()
         parts.append(int(index) if index is not None else (int(name) if name.isdigit() else name))
@@ -245,14 +262,17 @@ def split_key(key: str) -> list[str | int]:
 def apply_override(data, assignment: str):
     """Apply one ``KEY=VALUE`` (VALUE is YAML) to parsed case data, in place; returns data."""
     if "=" not in assignment:
-        raise CaseError(f"expected KEY=VALUE such as solver.dt=1e-3, got {assignment!r}",
-                        key="--set")
+        raise CaseError(
+            f"expected KEY=VALUE such as solver.dt=1e-3, got {assignment!r}", key="--set"
+        )
     key, text = assignment.split("=", 1)
     try:
         path = split_key(key.strip())
     except ValueError:
-        raise CaseError(f"expected a key path such as solver.dt or loads[0].force before '=', "
-                        f"got {key!r}", key="--set") from None
+        raise CaseError(
+            f"expected a key path such as solver.dt or loads[0].force before '=', got {key!r}",
+            key="--set",
+        ) from None
     try:
         value = parse_yaml(text)
     except CaseError as exc:  # name the option, not line 1 of the case file
@@ -260,12 +280,18 @@ def apply_override(data, assignment: str):
         raise CaseError(exc.reason + at, key=f"--set {key.strip()}") from None
     node, last = data, path[-1]
     for i, part in enumerate(path):
-        if not (isinstance(node, dict) if isinstance(part, str) else
-                isinstance(node, list) and part < len(node)):
+        if not (
+            isinstance(node, dict)
+            if isinstance(part, str)
+            else isinstance(node, list) and part < len(node)
+        ):
             raise _missing(node, path, i)
         if i < len(path) - 1:  # a missing key is created: --set may add keys the file omits
-            node = node[part] if isinstance(part, int) else \
-                node.setdefault(part, [] if isinstance(path[i + 1], int) else {})
+            node = (
+                node[part]
+                if isinstance(part, int)
+                else node.setdefault(part, [] if isinstance(path[i + 1], int) else {})
+            )
     node[last] = value
     if path[:-1] == ["output"] and last in _EXCLUSIVE:  # --set output.every replaces interval
         node.pop(_EXCLUSIVE[last], None)
@@ -307,8 +333,10 @@ def case_from_text(text: str, path, overrides=(), name: str | None = None) -> Ca
     if data is None:
         raise CaseError("the case file is empty", file=name)
     if not isinstance(data, dict):
-        raise CaseError("expected a mapping of keys (rodsim: 1, mesh: ..., ...) at the top, got "
-                        + show(data), file=name)
+        raise CaseError(
+            "expected a mapping of keys (rodsim: 1, mesh: ..., ...) at the top, got " + show(data),
+            file=name,
+        )
     data = _unshared(data)  # YAML aliases share objects; --set must change one place only
     try:
         for assignment in overrides:

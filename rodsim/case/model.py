@@ -59,14 +59,16 @@ def section(spec: dict, path) -> RodSection:
             m = spec["material"]
             shape = {spec["shape"][0]: spec["shape"][1]}
             return section_from_material(m["E"], m["nu"], m["rho"], shape, spec["shear_factor"])
-        return section_from_resultants(spec["EA"], spec["GA"], spec["GJ"], spec["EI"],
-                                       spec["rhoA"], spec["rhoI"], spec["rhoJ"])
+        return section_from_resultants(
+            spec["EA"], spec["GA"], spec["GJ"], spec["EI"], spec["rhoA"], spec["rhoI"], spec["rhoJ"]
+        )
     except CaseError as exc:
         raise within(exc, path) from None
 
 
-def time_function(spec, path, default: timefunc.TimeFunction | None = None
-                  ) -> timefunc.TimeFunction:
+def time_function(
+    spec, path, default: timefunc.TimeFunction | None = None
+) -> timefunc.TimeFunction:
     """TimeFunction of a normalised ``time:`` entry ((kind, value) or None -> default,
     constant 1 unless given)."""
     if spec is None:
@@ -122,9 +124,11 @@ def plate_node_frames(points, frames, plates) -> np.ndarray:
     size = np.linalg.norm(acc[nodes], axis=1)
     folded = size <= 1e-9 * np.max(size)
     if np.any(folded):
-        raise CaseError(f"the plates around node {int(nodes[np.argmax(folded)])} fold back onto "
-                        "each other (their normals cancel): no director can be defined there",
-                        key="mesh")
+        raise CaseError(
+            f"the plates around node {int(nodes[np.argmax(folded)])} fold back onto "
+            "each other (their normals cancel): no director can be defined there",
+            key="mesh",
+        )
     d3 = acc[nodes] / size[:, None]
     d1 = out[nodes, :, 0] - np.sum(out[nodes, :, 0] * d3, axis=1)[:, None] * d3
     weak = np.linalg.norm(d1, axis=1) < 1e-6
@@ -141,12 +145,16 @@ def section_spec(data: dict, name: str, kind: str, key) -> dict:
     if name not in data["sections"]:
         close = difflib.get_close_matches(name, list(data["sections"]), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise CaseError(f"unknown section {name!r}{hint} (sections: "
-                        f"{', '.join(data['sections']) or 'none'})", key=render(key))
+        raise CaseError(
+            f"unknown section {name!r}{hint} (sections: {', '.join(data['sections']) or 'none'})",
+            key=render(key),
+        )
     spec = data["sections"][name]
     if spec["type"] != kind:
-        raise CaseError(f"section {name!r} is a {spec['type']} section; {kind} elements need "
-                        f"type: {kind}", key=render(key))
+        raise CaseError(
+            f"section {name!r} is a {spec['type']} section; {kind} elements need type: {kind}",
+            key=render(key),
+        )
     return spec
 
 
@@ -187,8 +195,11 @@ def consistent_orientation(plates: np.ndarray) -> np.ndarray:
                         sign[other] = want
                         stack.append(other)
                     elif sign[other] != want:
-                        raise CaseError(f"plate cells {e} and {other} cannot be oriented "
-                                        "consistently (a non-orientable surface)", key="mesh")
+                        raise CaseError(
+                            f"plate cells {e} and {other} cannot be oriented "
+                            "consistently (a non-orientable surface)",
+                            key="mesh",
+                        )
     return sign
 
 
@@ -203,16 +214,31 @@ def _plates(mesh: Mesh, data: dict):
         where = np.flatnonzero(mesh.plate_section == s)
         spec = section_spec(data, name, "plate", ("mesh", int(mesh.plate_part[where[0]])))
         m = spec["material"]
-        for k, v in (("E", m["E"]), ("nu", m["nu"]), ("rho", m["rho"]),
-                     ("h", spec["thickness"]), ("k", spec["shear_factor"])):
+        for k, v in (
+            ("E", m["E"]),
+            ("nu", m["nu"]),
+            ("rho", m["rho"]),
+            ("h", spec["thickness"]),
+            ("k", spec["shear_factor"]),
+        ):
             values[k][where] = v
     frames = plate_node_frames(mesh.points, mesh.frames, mesh.plates)
     try:
-        plates = make_plates(mesh.plates, mesh.points, frames, values["E"], values["nu"],
-                             values["h"], values["rho"], shear_factor=values["k"])
+        plates = make_plates(
+            mesh.plates,
+            mesh.points,
+            frames,
+            values["E"],
+            values["nu"],
+            values["h"],
+            values["rho"],
+            shear_factor=values["k"],
+        )
     except np.linalg.LinAlgError:
-        raise CaseError("a plate element is degenerate (three corners on a line: a 180-degree "
-                        "corner)", key="mesh") from None
+        raise CaseError(
+            "a plate element is degenerate (three corners on a line: a 180-degree corner)",
+            key="mesh",
+        ) from None
     except ValueError as exc:
         raise CaseError(f"a plate element cannot be used: {exc}", key="mesh") from None
     return plates, frames
@@ -236,8 +262,11 @@ def edge_lengths(mesh: Mesh, nodes: np.ndarray, path) -> dict:
             out[a] = out.get(a, 0.0) + half
             out[b] = out.get(b, 0.0) + half
     if not out:
-        raise CaseError("edge_force acts on plate boundary edges, and this set holds none (both "
-                        "ends of an edge must be in the set)", key=render(path))
+        raise CaseError(
+            "edge_force acts on plate boundary edges, and this set holds none (both "
+            "ends of an edge must be in the set)",
+            key=render(path),
+        )
     return out
 
 
@@ -246,13 +275,17 @@ def _plates_within(mesh: Mesh, nodes: np.ndarray, path) -> np.ndarray:
     cells = getattr(mesh, "plates", np.zeros((0, 4), dtype=np.int64))
     inside = np.isin(cells, nodes).all(axis=1)
     if not inside.any():
-        raise CaseError("pressure acts on plate elements, and this set holds no plate element "
-                        "(all corners of a plate must be in the set)", key=render(path))
+        raise CaseError(
+            "pressure acts on plate elements, and this set holds no plate element "
+            "(all corners of a plate must be in the set)",
+            key=render(path),
+        )
     return np.flatnonzero(inside)
 
 
-def _check_section_foundation(mesh: Mesh, frames: np.ndarray, nodes: np.ndarray, spec: dict,
-                              path) -> None:
+def _check_section_foundation(
+    mesh: Mesh, frames: np.ndarray, nodes: np.ndarray, spec: dict, path
+) -> None:
     """A foundation per direction of the section frame is lumped to its nodes in the nodes'
     frames: refuse one whose rods meet at an angle within the set (a node there carries
     elements of different section frames), unless it is the same in every direction."""
@@ -264,10 +297,13 @@ def _check_section_foundation(mesh: Mesh, frames: np.ndarray, nodes: np.ndarray,
         for side in (0, 1):
             a = mesh.conn[e, side]
             if not np.allclose(mesh.end_frames[e, side], frames[a], atol=1e-9):
-                raise CaseError(f"the rods of this foundation meet at an angle at node {a}, "
-                                "where a modulus per section direction has no single frame; "
-                                "use frame: global, the same modulus in every direction, or "
-                                "one foundation per straight part", key=render(path))
+                raise CaseError(
+                    f"the rods of this foundation meet at an angle at node {a}, "
+                    "where a modulus per section direction has no single frame; "
+                    "use frame: global, the same modulus in every direction, or "
+                    "one foundation per straight part",
+                    key=render(path),
+                )
 
 
 def elastic_supports(mesh: Mesh, frames: np.ndarray, data: dict) -> list[Support]:
@@ -278,21 +314,36 @@ def elastic_supports(mesh: Mesh, frames: np.ndarray, data: dict) -> list[Support
     for i, (tag, spec) in enumerate(data["supports"]):
         nodes = nodes_of(mesh, spec[tag], ("supports", i, tag))
         if tag == "set":
-            out.append(Support(nodes, spec["spring"] or zero, spec["rotational_spring"] or zero,
-                               spec["dashpot"] or zero, spec["rotational_dashpot"] or zero,
-                               spec["frame"]))  # fmt: skip
+            out.append(
+                Support(
+                    nodes,
+                    spec["spring"] or zero,
+                    spec["rotational_spring"] or zero,
+                    spec["dashpot"] or zero,
+                    spec["rotational_dashpot"] or zero,
+                    spec["frame"],
+                )
+            )
             continue
-        length = np.linalg.norm(mesh.points[mesh.conn[:, 1]] - mesh.points[mesh.conn[:, 0]],
-                                axis=1)  # fmt: skip
+        length = np.linalg.norm(mesh.points[mesh.conn[:, 1]] - mesh.points[mesh.conn[:, 0]], axis=1)
         if spec["frame"] == "section":
             _check_section_foundation(mesh, frames, nodes, spec, ("supports", i, "frame"))
         carried, share = foundation_scale(mesh.conn, length, nodes)
         if len(carried) == 0:
-            raise CaseError("a foundation acts on rod elements, and this set holds none (both "
-                            "ends of an element must be in the set)",
-                            key=render(("supports", i, "foundation")))
-        out.append(Support(carried, spec["modulus"], dashpot=spec["damping"] or zero,
-                           frame=spec["frame"], scale=share))
+            raise CaseError(
+                "a foundation acts on rod elements, and this set holds none (both "
+                "ends of an element must be in the set)",
+                key=render(("supports", i, "foundation")),
+            )
+        out.append(
+            Support(
+                carried,
+                spec["modulus"],
+                dashpot=spec["damping"] or zero,
+                frame=spec["frame"],
+                scale=share,
+            )
+        )
     return out
 
 
@@ -311,16 +362,19 @@ def _claim(owner: np.ndarray, entries: list, i: int, nodes: np.ndarray, dofs: li
     dof twice is harmless)."""
     for k in dofs:
         prev = owner[nodes, k]
-        clash = (prev >= 0) & ((entries[i]["fix"] is None)
-                               | np.array([entries[j]["fix"] is None for j in prev]))
+        clash = (prev >= 0) & (
+            (entries[i]["fix"] is None) | np.array([entries[j]["fix"] is None for j in prev])
+        )
         if np.any(clash):
             j = int(prev[np.argmax(clash)])
             node = int(nodes[np.argmax(clash)])
             how = {True: "fixed", False: "prescribed"}
-            raise CaseError(f"node {node}: {DOFS[k]} is {how[entries[j]['fix'] is not None]} "
-                            f"by boundary[{j}] and {how[entries[i]['fix'] is not None]} here; "
-                            "a degree of freedom takes one condition",
-                            key=render(("boundary", i)))
+            raise CaseError(
+                f"node {node}: {DOFS[k]} is {how[entries[j]['fix'] is not None]} "
+                f"by boundary[{j}] and {how[entries[i]['fix'] is not None]} here; "
+                "a degree of freedom takes one condition",
+                key=render(("boundary", i)),
+            )
         owner[nodes, k] = i
 
 
@@ -363,9 +417,14 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         else:
             p = bc["prescribe"]
             motion_rows[i] = _next_rows(motion_rows, len(nodes))
-            prescribed.append(Prescribed(nodes, p["displacement"], p["rotation"],
-                                         time_function(p["time"], ("boundary", i, "prescribe",
-                                                                   "time"), default_time)))
+            prescribed.append(
+                Prescribed(
+                    nodes,
+                    p["displacement"],
+                    p["rotation"],
+                    time_function(p["time"], ("boundary", i, "prescribe", "time"), default_time),
+                )
+            )
 
     loads, gravity, pressures = [], [], []
     load_rows = []  # rows in pack_loads' order: the nodal loads', one per node of each
@@ -379,49 +438,75 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
             continue
         nodes = nodes_of(mesh, spec["set"], ("loads", i, "set"))
         if spec["pressure"] is not None:
-            pressures.append(Pressure(_plates_within(mesh, nodes, ("loads", i, "set")),
-                                      spec["pressure"], tf))
+            pressures.append(
+                Pressure(_plates_within(mesh, nodes, ("loads", i, "set")), spec["pressure"], tf)
+            )
             first = sum(len(p.elements) for p in pressures[:-1])
             rows["pressure"] = np.arange(first, first + len(pressures[-1].elements))
         first = sum(len(load.nodes) for load in loads)
         if spec["force"] is not None or spec["moment"] is not None:
-            loads.append(NodalLoad(nodes, spec["force"] or (0.0, 0.0, 0.0),
-                                   spec["moment"] or (0.0, 0.0, 0.0), spec["follower"], tf))
+            loads.append(
+                NodalLoad(
+                    nodes,
+                    spec["force"] or (0.0, 0.0, 0.0),
+                    spec["moment"] or (0.0, 0.0, 0.0),
+                    spec["follower"],
+                    tf,
+                )
+            )
             rows["nodal"] = np.arange(first, first + len(nodes))
         if spec["edge_force"] is not None:
             per_node = edge_lengths(mesh, nodes, ("loads", i, "set"))
             force = np.asarray(spec["edge_force"], dtype=float)
             for a, length in per_node.items():
-                loads.append(NodalLoad(np.array([a]), tuple(length * force),
-                                       follower=spec["follower"], time=tf))
+                loads.append(
+                    NodalLoad(
+                        np.array([a]), tuple(length * force), follower=spec["follower"], time=tf
+                    )
+                )
             first += len(rows["nodal"])
             rows["edge"] = np.arange(first, first + len(per_node))
             edge_length = np.array(list(per_node.values()))
         load_rows.append(LoadRows(edge_length=edge_length, **rows))
     if len({g.time for g in gravity}) > 1:
-        raise CaseError("all gravity entries must share one time function (or combine them)",
-                        key="loads")
+        raise CaseError(
+            "all gravity entries must share one time function (or combine them)", key="loads"
+        )
 
     masses = []
     for i, m in enumerate(data["masses"]):
         nodes = nodes_of(mesh, m["set"], ("masses", i, "set"))
         j = m["inertia"]
-        tensor = np.zeros((3, 3)) if j is None else (
-            np.array(j, dtype=float) if isinstance(j[0], tuple) else np.diag(j))
+        tensor = (
+            np.zeros((3, 3))
+            if j is None
+            else (np.array(j, dtype=float) if isinstance(j[0], tuple) else np.diag(j))
+        )
         eig = np.linalg.eigvalsh(tensor)
         if eig.min() < -1e-12 * max(1.0, np.abs(tensor).max()):
-            raise CaseError("expected a positive semi-definite inertia tensor, got principal "
-                            f"values {', '.join(f'{v:.6g}' for v in eig)}",
-                            key=render(("masses", i, "inertia")))
+            raise CaseError(
+                "expected a positive semi-definite inertia tensor, got principal "
+                f"values {', '.join(f'{v:.6g}' for v in eig)}",
+                key=render(("masses", i, "inertia")),
+            )
         masses.append(PointMass(nodes, m["mass"], tensor))
 
-    model = build_model(mesh.points, frames, mesh.conn, per_element, fixed=fixed,
-                        loads=loads, gravity=gravity, point_masses=masses,
-                        end_frames=mesh.end_frames, prescribed=prescribed,
-                        damping=(data["solver"]["damping"]["strain_rate"],
-                                 data["solver"]["damping"]["mass"]),
-                        plates=plates, pressures=pressures,
-                        supports=elastic_supports(mesh, frames, data))
+    model = build_model(
+        mesh.points,
+        frames,
+        mesh.conn,
+        per_element,
+        fixed=fixed,
+        loads=loads,
+        gravity=gravity,
+        point_masses=masses,
+        end_frames=mesh.end_frames,
+        prescribed=prescribed,
+        damping=(data["solver"]["damping"]["strain_rate"], data["solver"]["damping"]["mass"]),
+        plates=plates,
+        pressures=pressures,
+        supports=elastic_supports(mesh, frames, data),
+    )
     # the mesh as the model sees it (HDF5 mesh/frames, ParaView directors): plate nodes carry
     # the plates' frames
     return Setup(
@@ -438,4 +523,3 @@ def _next_rows(taken: dict, count: int) -> np.ndarray:
     """The `count` rows after those of the entries in taken (their rows, in order)."""
     first = sum(len(rows) for rows in taken.values())
     return np.arange(first, first + count)
-

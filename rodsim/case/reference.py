@@ -32,8 +32,10 @@ def _per_item(kind: str, plates: bool) -> float:
     """Estimated bytes per rod element (per plate) with its node, from rodsim.resources."""
     settings = resources.Settings(kind)
     n = 10**6
-    sizes = [resources.Sizes(k * n, 0, k * n) if plates else resources.Sizes(k * n + 1, k * n, 0)
-             for k in (1, 2)]  # fmt: skip
+    sizes = [
+        resources.Sizes(k * n, 0, k * n) if plates else resources.Sizes(k * n + 1, k * n, 0)
+        for k in (1, 2)
+    ]
     first, second = (resources.estimate(size, settings).bytes for size in sizes)
     return (second - first) / n
 

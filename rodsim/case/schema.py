@@ -89,8 +89,9 @@ class Number:
         try:
             finite = math.isfinite(value)
         except OverflowError:  # an integer too large for a float
-            raise fail(path, f"expected a finite number, got an integer of {len(str(value))} "
-                       "digits") from None
+            raise fail(
+                path, f"expected a finite number, got an integer of {len(str(value))} digits"
+            ) from None
         if not finite:
             raise fail(path, f"expected a finite number, got {value}")
         if self.integer and value != int(value):
@@ -135,8 +136,11 @@ class Text:
         allowed = "" if self.identifier else "\t\n\r"
         bad = next((c for c in value if (c < " " or c == "\x7f") and c not in allowed), None)
         if bad is not None:
-            raise fail(path, f"expected {self.expected()} without control characters, got "
-                       f"{value!r} (character #x{ord(bad):04x})")
+            raise fail(
+                path,
+                f"expected {self.expected()} without control characters, got "
+                f"{value!r} (character #x{ord(bad):04x})",
+            )
         if self.choices and value not in self.choices:
             raise fail(path, f"expected {self.expected()}, got {value!r}")
         if self.identifier and (not value or any(c in value for c in "./ \t\n[]")):
@@ -157,17 +161,21 @@ class Vector:
     def expected(self) -> str:
         each = self.item.expected().split(" ", 2)
         items = "numbers" if len(each) < 3 else f"{each[1]}s {each[2]}"
-        return (f"a list of {self.n} {items}" + (" or null (not all null)" if self.nullable
-                                                  else "")
-                + (", not all zero" if self.nonzero else ""))
+        return (
+            f"a list of {self.n} {items}"
+            + (" or null (not all null)" if self.nullable else "")
+            + (", not all zero" if self.nonzero else "")
+        )
 
     def check(self, value, path: Path):
         if not isinstance(value, list) or len(value) != self.n:
             raise fail(path, f"expected {self.expected()}, got {show(value)}")
         if self.nullable and all(v is None for v in value):
             raise fail(path, f"expected {self.expected()}, got only nulls")
-        out = tuple(None if (self.nullable and v is None) else self.item.check(v, (*path, i))
-                    for i, v in enumerate(value))
+        out = tuple(
+            None if (self.nullable and v is None) else self.item.check(v, (*path, i))
+            for i, v in enumerate(value)
+        )
         if self.nonzero and not any(out):
             raise fail(path, f"expected {self.expected()}, got {list(out)}")
         return out
@@ -249,8 +257,9 @@ class Record:
         for key in value:
             if key not in names:
                 raise fail(
-                    (*path, str(key)), f"unknown key {key!r}{_did_you_mean(key, names)}; "
-                    f"expected one of {', '.join(names)}"
+                    (*path, str(key)),
+                    f"unknown key {key!r}{_did_you_mean(key, names)}; "
+                    f"expected one of {', '.join(names)}",
                 )
         out = {}
         for f in self.fields:
@@ -285,8 +294,11 @@ class OneOf:
         for key, node, _ in self.options:
             if key == kind:
                 return kind, node.check(body, (*path, kind))
-        raise fail((*path, str(kind)), f"unknown key {kind!r}{_did_you_mean(kind, self.keys())}; "
-                   "expected one of " + ", ".join(self.keys()))
+        raise fail(
+            (*path, str(kind)),
+            f"unknown key {kind!r}{_did_you_mean(kind, self.keys())}; "
+            "expected one of " + ", ".join(self.keys()),
+        )
 
 
 @dataclass(frozen=True)
@@ -319,8 +331,10 @@ class Tagged:
             if nested:
                 if len(value) != 1:
                     extra = next(k for k in value if k != tag)
-                    raise fail((*path, str(extra)), f"unknown key {extra!r} beside {tag!r}; "
-                               f"the part's keys go inside {tag}:")
+                    raise fail(
+                        (*path, str(extra)),
+                        f"unknown key {extra!r} beside {tag!r}; the part's keys go inside {tag}:",
+                    )
                 return tag, node.check(value[tag], (*path, tag))
             return tag, node.check(value, path)
         raise AssertionError("unreachable")
@@ -345,8 +359,11 @@ class Either:
         # An option that failed inside the value (fix[2], inertia[0][1]) matched its shape, so
         # its error says what is wrong; the one that got furthest wins, on a tie the later one.
         here = render(path)
-        inner = [(_progress(e.key), i, e) for i, e in enumerate(errors)
-                 if e.key and e.key.startswith(here) and len(e.key) > len(here)]
+        inner = [
+            (_progress(e.key), i, e)
+            for i, e in enumerate(errors)
+            if e.key and e.key.startswith(here) and len(e.key) > len(here)
+        ]
         if inner:
             raise max(inner, key=lambda x: x[:2])[2]
         raise fail(path, f"expected {self.expected()}, got {show(value)}")

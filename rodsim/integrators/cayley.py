@@ -79,11 +79,18 @@ def half_step_transpose(w, v, y_w, y_v, se3):
     # s_v = v/2 + c(w) (w (w.v) - v |w|^2)
     u = so3.sub(so3.scale(wv, w), so3.scale(ww, v))
     out_w = so3.add(out_w, so3.scale(dc * so3.dot(u, y_v), w))
-    out_w = so3.add(out_w, so3.scale(c, so3.add(so3.sub(so3.scale(wyv, v),
-                                                        so3.scale(2.0 * so3.dot(v, y_v), w)),
-                                                so3.scale(wv, y_v))))  # fmt: skip
-    out_v = so3.add(so3.scale(0.5, y_v), so3.scale(c, so3.sub(so3.scale(wyv, w),
-                                                              so3.scale(ww, y_v))))  # fmt: skip
+    out_w = so3.add(
+        out_w,
+        so3.scale(
+            c,
+            so3.add(
+                so3.sub(so3.scale(wyv, v), so3.scale(2.0 * so3.dot(v, y_v), w)), so3.scale(wv, y_v)
+            ),
+        ),
+    )
+    out_v = so3.add(
+        so3.scale(0.5, y_v), so3.scale(c, so3.sub(so3.scale(wyv, w), so3.scale(ww, y_v)))
+    )
     return out_w, out_v
 
 
@@ -100,8 +107,9 @@ def dtau_inv_transpose(w, v, y_w, y_v, se3):
     """(d^R tau_p)^{-T} y (notes/seed_001 §8.3): A^T y_w + B^T y_v, C^T y_v with
     A^T y = y + w x y/2 + (w.y) w/4, C^T y = y + w x y/2, B^T y = v x (C^T y)/2 (SE3; on
     SO3xR3 B = 0, C = I)."""
-    a_w = so3.add(so3.add(y_w, so3.scale(0.5, so3.cross(w, y_w))),
-                  so3.scale(0.25 * so3.dot(w, y_w), w))  # fmt: skip
+    a_w = so3.add(
+        so3.add(y_w, so3.scale(0.5, so3.cross(w, y_w))), so3.scale(0.25 * so3.dot(w, y_w), w)
+    )
     if not se3:
         return a_w, y_v
     c_v = so3.add(y_v, so3.scale(0.5, so3.cross(w, y_v)))

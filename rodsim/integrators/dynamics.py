@@ -96,16 +96,35 @@ def start(
     if group not in GROUPS:
         raise ValueError(f"group must be one of {sorted(GROUPS)}, got {group!r}")
     spin = model.fixed[:, 3:].sum(axis=1)
-    settings = Settings(float(dt), COEFFICIENTS[order], switch(GROUPS[group] == explicit.SE3),
-                        switch(parallel), tol, int(max_iter),
-                        switch(np.any((spin > 0) & (spin < 3))))  # fmt: skip
+    settings = Settings(
+        float(dt),
+        COEFFICIENTS[order],
+        switch(GROUPS[group] == explicit.SE3),
+        switch(parallel),
+        tol,
+        int(max_iter),
+        switch(np.any((spin > 0) & (spin < 3))),
+    )
     state = initial_state(model) if state is None else state
     if model.prescribed.node.shape[0]:
         impose(model.prescribed, t0, model.x0, model.rot0, state.x, state.rot)
-    run = Explicit(model, settings, state, make_workspace(model.n_nodes, model.n_elements), t0,
-                   kinks=np.asarray(model.kinks, dtype=float))
-    log.debug("explicit %s order %d, dt %g, %d nodes, %d elements, parallel %s", group, order,
-              dt, model.n_nodes, model.n_elements, parallel)  # fmt: skip
+    run = Explicit(
+        model,
+        settings,
+        state,
+        make_workspace(model.n_nodes, model.n_elements),
+        t0,
+        kinks=np.asarray(model.kinks, dtype=float),
+    )
+    log.debug(
+        "explicit %s order %d, dt %g, %d nodes, %d elements, parallel %s",
+        group,
+        order,
+        dt,
+        model.n_nodes,
+        model.n_elements,
+        parallel,
+    )
     refresh_forces(run)
     return run
 
@@ -169,16 +188,21 @@ def _steps(run: Explicit, cfg: Settings, t0: float, n: int, count: bool = True) 
     dt_crit = stable_step(run.model, len(run.settings.coefficients) + 1)
     ratio = run.settings.dt / dt_crit
     if ratio > 0.9:
-        advice = (f"the step dt = {run.settings.dt:.6g} is {ratio:.3g}x the stable-step "
-                  f"estimate {dt_crit:.6g}; use dt <= {0.9 * dt_crit:.6g} (or dt: auto)")
+        advice = (
+            f"the step dt = {run.settings.dt:.6g} is {ratio:.3g}x the stable-step "
+            f"estimate {dt_crit:.6g}; use dt <= {0.9 * dt_crit:.6g} (or dt: auto)"
+        )
     else:  # the step is stable for the reference state: say so instead of blaming dt
-        advice = (f"dt = {run.settings.dt:.6g} is only {ratio:.3g}x the stable-step estimate "
-                  f"{dt_crit:.6g}; check the loads, supports and section properties, or "
-                  f"reduce dt if the rod stiffens strongly as it deforms")
+        advice = (
+            f"dt = {run.settings.dt:.6g} is only {ratio:.3g}x the stable-step estimate "
+            f"{dt_crit:.6g}; check the loads, supports and section properties, or "
+            f"reduce dt if the rod stiffens strongly as it deforms"
+        )
 
     what = {
         explicit.NEWTON_FAILED: "the nodal rotation solve did not converge",
         explicit.NOT_FINITE: "the solution became non-finite (NaN or inf)",
     }[status]
-    raise NumericalError(f"{what} at t = {run.time:.6g} (step {run.step}): {advice}",
-                         time=run.time, step=run.step)  # fmt: skip
+    raise NumericalError(
+        f"{what} at t = {run.time:.6g} (step {run.step}): {advice}", time=run.time, step=run.step
+    )

@@ -90,8 +90,9 @@ class Equilibrium:
         return self.solver.model
 
 
-def start(model, group: str, *, tol: float = 1e-8, max_steps: int = 10000, max_iter: int = 25,
-          h0: float) -> Equilibrium:
+def start(
+    model, group: str, *, tol: float = 1e-8, max_steps: int = 10000, max_iter: int = 25, h0: float
+) -> Equilibrium:
     """Start from the reference configuration (prescribed motions at load 0)."""
     solver = implicit.make_solver(model, group)
     x, rot = model.x0.copy(), model.rot0.copy()
@@ -99,16 +100,26 @@ def start(model, group: str, *, tol: float = 1e-8, max_steps: int = 10000, max_i
         impose(model.prescribed, 0.0, model.x0, model.rot0, x, rot)
     quat = np.empty((model.n_nodes, 4))
     implicit.quaternions(rot, quat)
-    return Equilibrium(solver, x, rot, quat, tol, max_steps, max_iter, float(h0),
-                       check_stability=conservative(model.loads))
+    return Equilibrium(
+        solver,
+        x,
+        rot,
+        quat,
+        tol,
+        max_steps,
+        max_iter,
+        float(h0),
+        check_stability=conservative(model.loads),
+    )
 
 
 def conservative(loads) -> bool:
     """Whether the loads derive from a potential (dead forces, gravity): only then is a
     positive definite tangent stiffness the test of a stable equilibrium. Dead moments in 3D,
     follower loads and follower pressure are not conservative."""
-    return not (np.any(loads.follower) or np.any(loads.moment != 0.0)
-                or np.any(loads.pressure != 0.0))
+    return not (
+        np.any(loads.follower) or np.any(loads.moment != 0.0) or np.any(loads.pressure != 0.0)
+    )
 
 
 def static_residual(eq: Equilibrium, load: float):
@@ -119,8 +130,10 @@ def static_residual(eq: Equilibrium, load: float):
     rows, _ = s.residual(sd, zero)
     free = np.where(m.fixed, 0.0, rows)
     reactions = np.where(m.fixed, s.work.reaction.real, 0.0)
-    reference = max(implicit.applied_norm(s, eq.x, eq.rot, load)
-                    + implicit.weighted_norm(reactions, s.length), 1e-300)
+    reference = max(
+        implicit.applied_norm(s, eq.x, eq.rot, load) + implicit.weighted_norm(reactions, s.length),
+        1e-300,
+    )
     norm = implicit.weighted_norm(free, s.length)
     return norm / reference, norm, reference, rows, sd
 
@@ -203,8 +216,7 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
         iterations += result.iterations
         # under conservative loads a pseudo step must go downhill: its matrix (4/h^2) JJ + K
         # positive definite; too large an h near a saddle acts like Newton and climbs to it
-        descent = (not result.converged or not eq.check_stability
-                   or s.positive_definite(sd, xi))
+        descent = not result.converged or not eq.check_stability or s.positive_definite(sd, xi)
         if not descent:
             h_cap = h = 0.25 * h
             continue
@@ -216,7 +228,9 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
                     f"{MAX_CUTS} times in a row (now {h:.3g}) and still does not converge "
                     f"(relative residual {prev:.3g}); use more solver.equilibrium.load_steps "
                     f"or check the supports (an unsupported rigid motion has no equilibrium)",
-                    time=load, step=step)  # fmt: skip
+                    time=load,
+                    step=step,
+                )
             h *= 0.25
             continue
         cuts = 0
@@ -228,9 +242,13 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
         rel = static_residual(eq, load)[0]
         history.append(rel)
         if not math.isfinite(rel):
-            raise NumericalError(f"equilibrium at load multiplier {load:.6g}: the pseudo-time "
-                                 "iteration produced a non-finite state; use more "
-                                 "solver.equilibrium.load_steps", time=load, step=step)
+            raise NumericalError(
+                f"equilibrium at load multiplier {load:.6g}: the pseudo-time "
+                "iteration produced a non-finite state; use more "
+                "solver.equilibrium.load_steps",
+                time=load,
+                step=step,
+            )
         if rel <= eq.tol or rel < RETRY * first_rel or step % 10 == 0:
             attempt = newton(eq, load, eq.max_iter)
             iterations += attempt.iterations
@@ -241,8 +259,10 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
                 # Newton climbed to a saddle from here; give up only if the descending pseudo
                 # steps no longer move the iterate either (a perfect, imperfection-free
                 # bifurcation: nothing picks a buckling mode)
-                moved = last_unstable is None or np.max(np.abs(eq.x - last_unstable)) > \
-                    MOVED_TOL * s.length
+                moved = (
+                    last_unstable is None
+                    or np.max(np.abs(eq.x - last_unstable)) > MOVED_TOL * s.length
+                )
                 stuck = 0 if moved else stuck + 1
                 last_unstable = eq.x.copy()
             if stuck >= STUCK_LIMIT:
@@ -252,7 +272,9 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
                     "structure buckles or snaps here and the path cannot leave it by "
                     "itself; add an imperfection (a small load or offset that picks the "
                     "buckling mode), or use displacement control (prescribe)",
-                    time=load, step=step)  # fmt: skip
+                    time=load,
+                    step=step,
+                )
         # SER, but an easy step (few Newton iterations) doubles h even while the residual
         # stalls: the slow (soft) modes need large pseudo steps before the residual moves
         factor = math.sqrt(prev / rel) if rel > 0.0 else GROWTH[1]
@@ -260,10 +282,14 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
             factor = max(factor, 2.0)
         h = min(h * min(max(factor, GROWTH[0]), GROWTH[1]), h_cap)
         prev = rel
-    raise NumericalError(f"equilibrium at load multiplier {load:.6g} not reached in "
-                         f"{eq.max_steps} pseudo-time steps (relative residual {prev:.3g}, "
-                         f"target {eq.tol:.3g}); raise solver.equilibrium.max_steps or use "
-                         "more load_steps", time=load, step=eq.max_steps)
+    raise NumericalError(
+        f"equilibrium at load multiplier {load:.6g} not reached in "
+        f"{eq.max_steps} pseudo-time steps (relative residual {prev:.3g}, "
+        f"target {eq.tol:.3g}); raise solver.equilibrium.max_steps or use "
+        "more load_steps",
+        time=load,
+        step=eq.max_steps,
+    )
 
 
 def solve_load_step(eq: Equilibrium, load: float) -> LoadStep:
@@ -272,8 +298,13 @@ def solve_load_step(eq: Equilibrium, load: float) -> LoadStep:
     if first.converged:
         eq.load = load
         return LoadStep(load, first.iterations, 0, first.history[-1], math.inf, first.history)
-    log.info("load %.6g: Newton alone did not converge (%d iterations); pseudo-transient "
-             "continuation from h = %.3g", load, first.iterations, eq.h0)
+    log.info(
+        "load %.6g: Newton alone did not converge (%d iterations); pseudo-transient "
+        "continuation from h = %.3g",
+        load,
+        first.iterations,
+        eq.h0,
+    )
     rel = static_residual(eq, load)[0]
     more, steps, h, hist = continuation(eq, load, rel)
     eq.load = load

@@ -123,11 +123,16 @@ def make_workspace(n_nodes: int, n_elements: int, threads: int | None = None) ->
     current = numba.get_num_threads()
     threads = current if threads is None else threads
     return Workspace(
-        np.zeros(n_nodes, dtype=np.int64), np.zeros((n_nodes, 6, 7)),
-        np.zeros((n_elements, 2, 6)), np.zeros((n_nodes, 4)), block_bounds(n_nodes, threads),
-        block_bounds(n_elements, threads), np.zeros(max(1, min(n_elements, threads))),
-        np.zeros((n_nodes, 3)), np.zeros((n_nodes, 3)),
-    )  # fmt: skip
+        np.zeros(n_nodes, dtype=np.int64),
+        np.zeros((n_nodes, 6, 7)),
+        np.zeros((n_elements, 2, 6)),
+        np.zeros((n_nodes, 4)),
+        block_bounds(n_nodes, threads),
+        block_bounds(n_elements, threads),
+        np.zeros(max(1, min(n_elements, threads))),
+        np.zeros((n_nodes, 3)),
+        np.zeros((n_nodes, 3)),
+    )
 
 
 # --- local rotation solve (SO3xR3) ----------------------------------------------------------
@@ -221,8 +226,9 @@ def rotation_drift(rot, inertia, hpi, tol, max_iter):
 
     rot, inertia: row-major 9-tuples (inertia material, standard); hpi = h pi_bar (3-tuple).
     Returns (Lambda' 9-tuple, Newton iterations, converged)."""
-    f, its, ok = solve_rotation(inertia, so3.matTvec(rot, hpi), (False, False, False), tol,
-                                max_iter)  # fmt: skip
+    f, its, ok = solve_rotation(
+        inertia, so3.matTvec(rot, hpi), (False, False, False), tol, max_iter
+    )
     return so3.matmul(rot, so3.cay(so3.scale(2.0, f))), its, ok
 
 
@@ -249,8 +255,9 @@ _partial_drift = either(_no_partial_drift, rotation_drift_fixed)  # switch: cfg.
 
 
 @kernel
-def _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, max_iter, h, lo,
-                     hi, partial):  # fmt: skip
+def _drift_so3_nodes(
+    mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, max_iter, h, lo, hi, partial
+):
     """Half kick and drift of nodes lo <= a < hi on SO3xR3; iters[a] = Newton iterations
     (-1 on failure).
 
@@ -277,8 +284,9 @@ def _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, ma
         if not (fix[0] or fix[1] or fix[2]):
             r_new, its, ok = rotation_drift(r, _mat_at(inertia, a), hpi, tol, max_iter)
         else:
-            r_new, y, its, ok = _partial_drift(partial, r, _mat_at(inertia, a), hpi, fix, tol,
-                                               max_iter)  # fmt: skip
+            r_new, y, its, ok = _partial_drift(
+                partial, r, _mat_at(inertia, a), hpi, fix, tol, max_iter
+            )
             # the reaction moment sets the fixed components: pi_bar = y(f)/h exactly
             for k in range(3):
                 pi[a, k] = y[k] / h
@@ -287,8 +295,9 @@ def _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, ma
 
 
 @kernel
-def _drift_se3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, lin, iters, tol, max_iter,
-                     h, lo, hi):  # fmt: skip
+def _drift_se3_nodes(
+    mass, inertia, fixed, x, rot, p, pi, f, tau, lin, iters, tol, max_iter, h, lo, hi
+):
     """Half kick, Lie-algebra drift on SE(3) with the Cayley map and coadjoint transport of
     nodes lo <= a < hi; iters[a] = Newton iterations (-1 on failure)."""
     for a in range(lo, hi):
@@ -373,14 +382,46 @@ def _kick_nodes(fixed, p, pi, f, tau, h, lo, hi):
 
 @kernel(inline="always")
 def _drift_so3(m, s, cfg, w, h, lo, hi):
-    _drift_so3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau, w.iters,
-                     cfg.tol, cfg.max_iter, h, lo, hi, cfg.partial_spin)  # fmt: skip
+    _drift_so3_nodes(
+        m.mass,
+        m.inertia,
+        m.fixed,
+        s.x,
+        s.rot,
+        s.p,
+        s.pi,
+        s.f,
+        s.tau,
+        w.iters,
+        cfg.tol,
+        cfg.max_iter,
+        h,
+        lo,
+        hi,
+        cfg.partial_spin,
+    )
 
 
 @kernel(inline="always")
 def _drift_se3(m, s, cfg, w, h, lo, hi):
-    _drift_se3_nodes(m.mass, m.inertia, m.fixed, s.x, s.rot, s.p, s.pi, s.f, s.tau, w.lin,
-                     w.iters, cfg.tol, cfg.max_iter, h, lo, hi)  # fmt: skip
+    _drift_se3_nodes(
+        m.mass,
+        m.inertia,
+        m.fixed,
+        s.x,
+        s.rot,
+        s.p,
+        s.pi,
+        s.f,
+        s.tau,
+        w.lin,
+        w.iters,
+        cfg.tol,
+        cfg.max_iter,
+        h,
+        lo,
+        hi,
+    )
 
 
 _drift_block = either(_drift_so3, _drift_se3)  # switch: cfg.se3
@@ -399,8 +440,24 @@ def _drift_parallel_so3(m, s, cfg, w, h):
     iters, bounds, tol, max_iter = w.iters, w.blocks, cfg.tol, cfg.max_iter
     partial = cfg.partial_spin
     for b in prange(bounds.shape[0] - 1):
-        _drift_so3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, iters, tol, max_iter, h,
-                         bounds[b], bounds[b + 1], partial)  # fmt: skip
+        _drift_so3_nodes(
+            mass,
+            inertia,
+            fixed,
+            x,
+            rot,
+            p,
+            pi,
+            f,
+            tau,
+            iters,
+            tol,
+            max_iter,
+            h,
+            bounds[b],
+            bounds[b + 1],
+            partial,
+        )
 
 
 @kernel(parallel=True)
@@ -409,8 +466,24 @@ def _drift_parallel_se3(m, s, cfg, w, h):
     x, rot, p, pi, f, tau = s.x, s.rot, s.p, s.pi, s.f, s.tau
     iters, lin, bounds, tol, max_iter = w.iters, w.lin, w.blocks, cfg.tol, cfg.max_iter
     for b in prange(bounds.shape[0] - 1):
-        _drift_se3_nodes(mass, inertia, fixed, x, rot, p, pi, f, tau, lin, iters, tol, max_iter,
-                         h, bounds[b], bounds[b + 1])  # fmt: skip
+        _drift_se3_nodes(
+            mass,
+            inertia,
+            fixed,
+            x,
+            rot,
+            p,
+            pi,
+            f,
+            tau,
+            lin,
+            iters,
+            tol,
+            max_iter,
+            h,
+            bounds[b],
+            bounds[b + 1],
+        )
 
 
 _drift_parallel_group = either(_drift_parallel_so3, _drift_parallel_se3)  # switch: cfg.se3

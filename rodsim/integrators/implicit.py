@@ -74,8 +74,20 @@ class Solver:
     def matrix(self, sd: vr.StepData, xi: np.ndarray) -> sp.csc_matrix:
         p = self.pattern
         m = self.model
-        vr.jacobian(m.nodes, m.terms, sd, xi, self.work, p.color_ptr, p.color_nodes, p.col_ptr,
-                    p.col_rows, p.col_blocks, EPS, self.data)  # fmt: skip
+        vr.jacobian(
+            m.nodes,
+            m.terms,
+            sd,
+            xi,
+            self.work,
+            p.color_ptr,
+            p.color_nodes,
+            p.col_ptr,
+            p.col_rows,
+            p.col_blocks,
+            EPS,
+            self.data,
+        )
         n = 6 * self.model.n_nodes
         return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
 
@@ -167,8 +179,15 @@ def make_solver(model: Model, group: str) -> Solver:
     length = float(np.linalg.norm(extent)) or 1.0
     pattern = make_pattern(forces.coupled_pairs(model.terms), model.n_nodes)
     n_blocks = len(pattern.indices)
-    return Solver(model, int(group == "SE3"), pattern, length, roundoff_floor(model, length),
-                  vr.make_work(model.terms, model.n_nodes), np.zeros((n_blocks, 6, 6)))
+    return Solver(
+        model,
+        int(group == "SE3"),
+        pattern,
+        length,
+        roundoff_floor(model, length),
+        vr.make_work(model.terms, model.n_nodes),
+        np.zeros((n_blocks, 6, 6)),
+    )
 
 
 def roundoff_floor(model: Model, length: float) -> float:
@@ -182,8 +201,9 @@ def roundoff_floor(model: Model, length: float) -> float:
     size = float(np.max(np.abs(model.x0))) + length
     per_element = [0.0]
     if rods.conn.shape[0]:
-        per_element.append(np.max((rods.c1.max(axis=1) * size + rods.c2.max(axis=1) / length)
-                                  / rods.length))
+        per_element.append(
+            np.max((rods.c1.max(axis=1) * size + rods.c2.max(axis=1) / length) / rods.length)
+        )
     if plates.conn.shape[0]:  # membrane resultants (force/length) over the element size
         a = np.abs(plates.a_mat).max(axis=(1, 2))
         d = np.abs(plates.d_mat).max(axis=(1, 2))
@@ -204,23 +224,27 @@ def prescribed_targets(pa, t, x0, rot0, x, rot, target_x, target_rot, flags):
             target_x[a, k] = x[a, k]
             target_rot[a, k] = 0.0
     for k in range(pa.node.shape[0]):
-        f = evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[k], t,
-                            pa.window)
+        f = evaluate_packed(
+            pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[k], t, pa.window
+        )
         a = pa.node[k]
         for i in range(3):
             if pa.translate[k, i]:
                 target_x[a, i] = x0[a, i] + f * pa.u[k, i]
         if pa.rotate[k]:
-            r = so3.matmul(so3.exp((f * pa.theta[k, 0], f * pa.theta[k, 1], f * pa.theta[k, 2])),
-                           so3.mat_at(rot0, a))  # fmt: skip
+            r = so3.matmul(
+                so3.exp((f * pa.theta[k, 0], f * pa.theta[k, 1], f * pa.theta[k, 2])),
+                so3.mat_at(rot0, a),
+            )
             c = so3.cay_inv(so3.matTmul(so3.mat_at(rot, a), r))
             flags[a] = 1
             for i in range(3):
                 target_rot[a, i] = c[i]
 
 
-def step_data(solver: Solver, x, rot, quat, mom, h: float, t_load: float, t_target: float,
-              mode: int) -> vr.StepData:
+def step_data(
+    solver: Solver, x, rot, quat, mom, h: float, t_load: float, t_target: float, mode: int
+) -> vr.StepData:
     """StepData for a solve starting at (x, rot, quat) with momentum mom (N,6); supported
     components aim at their values at t_target."""
     m = solver.model
@@ -231,8 +255,21 @@ def step_data(solver: Solver, x, rot, quat, mom, h: float, t_load: float, t_targ
     target_x, target_rot = np.empty((n, 3)), np.empty((n, 3))
     flags = np.zeros(n, dtype=np.int64)
     prescribed_targets(m.prescribed, t_target, m.x0, m.rot0, x, rot, target_x, target_rot, flags)
-    return vr.StepData(x, rot, quat, mom, strains, target_x, target_rot, flags, float(h),
-                       float(t_load), int(mode), solver.se3, switch(mode == vr.DYNAMIC))
+    return vr.StepData(
+        x,
+        rot,
+        quat,
+        mom,
+        strains,
+        target_x,
+        target_rot,
+        flags,
+        float(h),
+        float(t_load),
+        int(mode),
+        solver.se3,
+        switch(mode == vr.DYNAMIC),
+    )
 
 
 def applied_norm(solver: Solver, x, rot, t: float) -> float:
@@ -323,12 +360,21 @@ class Implicit:
 
 
 def _energies(run) -> None:
-    run.internal, run.external = forces.energies(run.model.terms, run.state.x, run.state.rot,
-                                                 run.time)  # fmt: skip
+    run.internal, run.external = forces.energies(
+        run.model.terms, run.state.x, run.state.rot, run.time
+    )
 
 
-def start(model: Model, dt: float, *, group: str = "SO3xR3", state: StateArrays,
-          t0: float = 0.0, tol: float = 1.0e-10, max_iter: int = 25) -> Implicit:
+def start(
+    model: Model,
+    dt: float,
+    *,
+    group: str = "SO3xR3",
+    state: StateArrays,
+    t0: float = 0.0,
+    tol: float = 1.0e-10,
+    max_iter: int = 25,
+) -> Implicit:
     """Set up an implicit integration from state (see dynamics.initial_state)."""
     if model.prescribed.node.shape[0]:
         impose(model.prescribed, t0, model.x0, model.rot0, state.x, state.rot)
@@ -344,11 +390,25 @@ def start(model: Model, dt: float, *, group: str = "SO3xR3", state: StateArrays,
     for a in range(model.n_nodes):
         if np.any(mom[a, 3:]):
             xi[a, 3:] = np.linalg.lstsq(model.inertia[a], mom[a, 3:], rcond=None)[0]
-    run = Implicit(solver, float(dt), state, quat, xi, t0, tol, max_iter,
-                   kinks=np.asarray(model.kinks, dtype=float))
+    run = Implicit(
+        solver,
+        float(dt),
+        state,
+        quat,
+        xi,
+        t0,
+        tol,
+        max_iter,
+        kinks=np.asarray(model.kinks, dtype=float),
+    )
     _energies(run)
-    log.debug("implicit %s, dt %g, %d nodes, %d colours", group, dt, model.n_nodes,
-              solver.pattern.n_colors)
+    log.debug(
+        "implicit %s, dt %g, %d nodes, %d colours",
+        group,
+        dt,
+        model.n_nodes,
+        solver.pattern.n_colors,
+    )
     return run
 
 
@@ -366,8 +426,7 @@ def take_step(run: Implicit, t: float | None = None, h: float | None = None) -> 
     static = step_data(s, x, rot, quat, mom, 1.0, t + 0.5 * h, t + h, vr.STATIC)
     forces, _ = s.residual(static, np.zeros_like(run.xi))
     forces[m.fixed] = 0.0  # constraint rows there (lengths), not forces
-    reference = max(weighted_norm(mom, s.length), abs(h) * weighted_norm(forces, s.length),
-                    1e-300)
+    reference = max(weighted_norm(mom, s.length), abs(h) * weighted_norm(forces, s.length), 1e-300)
     xi = run.xi.copy()
     result, post = s.newton(sd, xi, run.tol, run.max_iter, reference)
     if not result.converged:
@@ -416,6 +475,9 @@ def _checked_step(run: Implicit, t: float, h: float) -> None:
             f"the implicit step's Newton iteration did not converge at t = {t:.6g} "
             f"(step {run.step + 1}) in {result.iterations} iterations (residual history "
             f"{hist}; target {run.tol:.3g} x {result.reference:.3g}): reduce dt (now "
-            f"{run.dt:.6g}), or raise solver.newton.max_iter", time=run.time, step=run.step)
+            f"{run.dt:.6g}), or raise solver.newton.max_iter",
+            time=run.time,
+            step=run.step,
+        )
     run.max_iterations = max(run.max_iterations, result.iterations)
     run.residual = max(run.residual, result.residual / result.reference)

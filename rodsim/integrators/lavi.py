@@ -83,9 +83,12 @@ def lavi_jacobian(lin, a, inertia, mass, q, v):
             k = 3 * i + j
             eye = 1.0 if i == j else 0.0
             sys[i, j] = (
-                inertia[k] + 0.5 * (hqi[k] - hiq[k]) + 0.5 * q[i] * iq[j] + 0.25 * qd * eye
+                inertia[k]
+                + 0.5 * (hqi[k] - hiq[k])
+                + 0.5 * q[i] * iq[j]
+                + 0.25 * qd * eye
                 + mq * (vv * eye - v[i] * v[j])
-            )  # fmt: skip
+            )
             sys[i, 3 + j] = mq * (2.0 * q[i] * v[j] - vq * eye - v[i] * q[j])
             sys[3 + i, j] = -0.5 * mass * hv[k]
             sys[3 + i, 3 + j] = mass * (eye + 0.5 * hq[k])

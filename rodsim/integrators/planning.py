@@ -52,13 +52,17 @@ def plan(case, model, n_elements: int) -> Plan:
         except np.linalg.LinAlgError:
             stable = math.nan
     if math.isnan(stable):
-        raise CaseError("the section properties are out of the representable range (the "
-                        "stable-step estimate is not a number)", key="sections")
+        raise CaseError(
+            "the section properties are out of the representable range (the "
+            "stable-step estimate is not a number)",
+            key="sections",
+        )
     if s["analysis"] == "equilibrium":
         h0 = s["dt"] if s["dt"] != "auto" else 10.0 * stable if math.isfinite(stable) else 1.0
         n = int(s["equilibrium"]["load_steps"])
-        _check_cayley_steps(model, np.linspace(0.0, 1.0, n + 1), "load step",
-                            "solver.equilibrium.load_steps")
+        _check_cayley_steps(
+            model, np.linspace(0.0, 1.0, n + 1), "load step", "solver.equilibrium.load_steps"
+        )
         return Plan(float(h0), n, 1, float(stable), False, "equilibrium", 1.0)
     t_end = s["t_end"]
     implicit = s["scheme"] == "implicit"
@@ -68,8 +72,11 @@ def plan(case, model, n_elements: int) -> Plan:
         interval = t_end / 100.0
     if s["dt"] == "auto":
         if not math.isfinite(stable):
-            raise CaseError("dt: auto needs a stable-step estimate, and the model has no "
-                            "elastic element; give dt", key="solver.dt")
+            raise CaseError(
+                "dt: auto needs a stable-step estimate, and the model has no "
+                "elastic element; give dt",
+                key="solver.dt",
+            )
         raw = s["safety"] * stable
         _check_steps(t_end / raw)
         if interval is not None:  # shrink dt so frames fall on the interval and on t_end
@@ -84,19 +91,33 @@ def plan(case, model, n_elements: int) -> Plan:
         n_steps = max(1, math.ceil(t_end / s["dt"] * (1 - 1e-9)))
         dt = t_end / n_steps
         if abs(dt - s["dt"]) > 1e-9 * s["dt"]:
-            log.warning("dt %g does not divide t_end %g: using dt %.6g (%d steps)", s["dt"],
-                        t_end, dt, n_steps)
+            log.warning(
+                "dt %g does not divide t_end %g: using dt %.6g (%d steps)",
+                s["dt"],
+                t_end,
+                dt,
+                n_steps,
+            )
         if interval is not None:
             per = max(1, round(interval / dt))
             if given_interval and abs(per * dt - interval) > 1e-9 * interval:
-                log.warning("output.interval %g is not a multiple of dt %g; frames every %d "
-                            "steps", interval, dt, per)
+                log.warning(
+                    "output.interval %g is not a multiple of dt %g; frames every %d steps",
+                    interval,
+                    dt,
+                    per,
+                )
     if dt > stable and not implicit:
-        log.warning("dt %g is above the stable-step estimate %g: the explicit scheme will "
-                    "blow up", dt, stable)
+        log.warning(
+            "dt %g is above the stable-step estimate %g: the explicit scheme will blow up",
+            dt,
+            stable,
+        )
     if implicit and s["dt"] == "auto":
-        log.info("scheme: implicit with dt: auto takes the explicit stable step; give "
-                 "solver.dt to take the large steps the implicit scheme allows")
+        log.info(
+            "scheme: implicit with dt: auto takes the explicit stable step; give "
+            "solver.dt to take the large steps the implicit scheme allows"
+        )
     if interval is None:
         per = out["every"]
     if s["parallel"] == "auto":
@@ -106,8 +127,15 @@ def plan(case, model, n_elements: int) -> Plan:
     kind = "implicit" if implicit else "explicit"
     if implicit:
         _check_cayley_steps(model, np.arange(n_steps + 1) * dt, "time step", "solver.dt")
-    return Plan(float(dt), int(n_steps), int(min(per, n_steps)), float(stable),
-                parallel and not implicit, kind, float(t_end))
+    return Plan(
+        float(dt),
+        int(n_steps),
+        int(min(per, n_steps)),
+        float(stable),
+        parallel and not implicit,
+        kind,
+        float(t_end),
+    )
 
 
 # A kink closer than this (relative to dt) to a step boundary is on it: splitting the step there
@@ -154,14 +182,22 @@ def _check_cayley_steps(model, times: np.ndarray, what: str, key: str) -> None:
     largest = largest_rotation_step(model.prescribed, times)
     if largest > MAX_CAYLEY_STEP:
         factor = math.ceil(largest / MAX_CAYLEY_STEP)
-        hint = (f"use at least {factor * (len(times) - 1)} load steps" if key.endswith("steps")
-                else f"use dt <= {(times[1] - times[0]) / factor:.6g}")
-        raise CaseError(f"a prescribed rotation turns by {largest:.3g} rad in one {what}, more "
-                        "than 3 pi/4: the implicit scheme's Cayley update cannot follow it "
-                        f"(it would go the short way round); {hint}", key=key)
+        hint = (
+            f"use at least {factor * (len(times) - 1)} load steps"
+            if key.endswith("steps")
+            else f"use dt <= {(times[1] - times[0]) / factor:.6g}"
+        )
+        raise CaseError(
+            f"a prescribed rotation turns by {largest:.3g} rad in one {what}, more "
+            "than 3 pi/4: the implicit scheme's Cayley update cannot follow it "
+            f"(it would go the short way round); {hint}",
+            key=key,
+        )
 
 
 def _check_steps(n: float) -> None:
     if not n <= MAX_STEPS:
-        raise CaseError(f"t_end / dt = {n:.3g} steps is more than {MAX_STEPS:.0e}; shorten "
-                        "t_end or enlarge dt", key="solver.t_end")
+        raise CaseError(
+            f"t_end / dt = {n:.3g} steps is more than {MAX_STEPS:.0e}; shorten t_end or enlarge dt",
+            key="solver.t_end",
+        )

@@ -33,11 +33,12 @@ class Pattern:
 def node_neighbours(conn: np.ndarray, n_nodes: int) -> list[np.ndarray]:
     """Sorted closed neighbourhoods (the node and every node sharing an element with it)."""
     pairs = np.concatenate([conn, conn[:, ::-1], np.repeat(np.arange(n_nodes), 2).reshape(-1, 2)])
-    graph = sp.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
-                          shape=(n_nodes, n_nodes)).tocsr()  # fmt: skip
+    graph = sp.coo_matrix(
+        (np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n_nodes, n_nodes)
+    ).tocsr()
     graph.sum_duplicates()
     graph.sort_indices()
-    return [graph.indices[graph.indptr[a]:graph.indptr[a + 1]] for a in range(n_nodes)]
+    return [graph.indices[graph.indptr[a] : graph.indptr[a + 1]] for a in range(n_nodes)]
 
 
 def distance2_colouring(neigh: list[np.ndarray]) -> np.ndarray:
@@ -66,11 +67,12 @@ def make_pattern(conn: np.ndarray, n_nodes: int) -> Pattern:
     for a in range(n_nodes):
         for r in range(indptr[a], indptr[a + 1]):
             b = indices[r]
-            row = indices[indptr[b]:indptr[b + 1]]
+            row = indices[indptr[b] : indptr[b + 1]]
             col_blocks[r] = indptr[b] + np.searchsorted(row, a)
     color = distance2_colouring(neigh)
     order = np.argsort(color, kind="stable")
     color_ptr = np.zeros(color.max() + 2 if n_nodes else 1, dtype=np.int64)
     color_ptr[1:] = np.cumsum(np.bincount(color, minlength=len(color_ptr) - 1))
-    return Pattern(indptr, indices, indptr.copy(), col_rows, col_blocks, color_ptr,
-                   order.astype(np.int64))  # fmt: skip
+    return Pattern(
+        indptr, indices, indptr.copy(), col_rows, col_blocks, color_ptr, order.astype(np.int64)
+    )

@@ -46,11 +46,29 @@ def element_stiffness(conn, length, c1, c2, gamma0, omega0, x, rot, eps_rel, out
         h = length[e]
         base_x = ((x[i, 0], x[i, 1], x[i, 2]), (x[j, 0], x[j, 1], x[j, 2]))
         base_r = (
-            (rot[i, 0, 0], rot[i, 0, 1], rot[i, 0, 2], rot[i, 1, 0], rot[i, 1, 1],
-             rot[i, 1, 2], rot[i, 2, 0], rot[i, 2, 1], rot[i, 2, 2]),
-            (rot[j, 0, 0], rot[j, 0, 1], rot[j, 0, 2], rot[j, 1, 0], rot[j, 1, 1],
-             rot[j, 1, 2], rot[j, 2, 0], rot[j, 2, 1], rot[j, 2, 2]),
-        )  # fmt: skip
+            (
+                rot[i, 0, 0],
+                rot[i, 0, 1],
+                rot[i, 0, 2],
+                rot[i, 1, 0],
+                rot[i, 1, 1],
+                rot[i, 1, 2],
+                rot[i, 2, 0],
+                rot[i, 2, 1],
+                rot[i, 2, 2],
+            ),
+            (
+                rot[j, 0, 0],
+                rot[j, 0, 1],
+                rot[j, 0, 2],
+                rot[j, 1, 0],
+                rot[j, 1, 1],
+                rot[j, 1, 2],
+                rot[j, 2, 0],
+                rot[j, 2, 1],
+                rot[j, 2, 2],
+            ),
+        )
         c1e = (c1[e, 0], c1[e, 1], c1[e, 2])
         c2e = (c2[e, 0], c2[e, 1], c2[e, 2])
         g0e = (gamma0[e, 0], gamma0[e, 1], gamma0[e, 2])
@@ -61,8 +79,11 @@ def element_stiffness(conn, length, c1, c2, gamma0, omega0, x, rot, eps_rel, out
             comp = col % 3
             eps = eps_rel * h if kind == 0 else eps_rel
             for sign in (1.0, -1.0):
-                d = (sign * eps if comp == 0 else 0.0, sign * eps if comp == 1 else 0.0,
-                     sign * eps if comp == 2 else 0.0)  # fmt: skip
+                d = (
+                    sign * eps if comp == 0 else 0.0,
+                    sign * eps if comp == 1 else 0.0,
+                    sign * eps if comp == 2 else 0.0,
+                )
                 x1, x2 = base_x
                 r1, r2 = base_r
                 if kind == 0:
@@ -75,8 +96,7 @@ def element_stiffness(conn, length, c1, c2, gamma0, omega0, x, rot, eps_rel, out
                         r1 = so3.matmul(so3.exp(d), r1)
                     else:
                         r2 = so3.matmul(so3.exp(d), r2)
-                _element_gradient(x1, x2, r1, r2, h, c1e, c2e, g0e, w0e,
-                                  gp if sign > 0.0 else gm)  # fmt: skip
+                _element_gradient(x1, x2, r1, r2, h, c1e, c2e, g0e, w0e, gp if sign > 0.0 else gm)
             for r in range(12):
                 out[e, r, col] = (gp[r] - gm[r]) / (2.0 * eps)
 
@@ -108,9 +128,18 @@ def _element_max_frequencies(model, part: slice) -> np.ndarray:
     # each element on its own end frames (Lambda_a Q_ea: see RodElements.offset)
     ends = end_frames_of(conn, model.rot0, el.offset[part])
     own = np.arange(2 * ne, dtype=np.int64).reshape(ne, 2)
-    element_stiffness(own, length, el.c1[part], el.c2[part], el.gamma0[part], el.omega0[part],
-                      np.ascontiguousarray(model.x0[conn].reshape(-1, 3)),
-                      np.ascontiguousarray(ends.reshape(-1, 3, 3)), 1.0e-6, k)  # fmt: skip
+    element_stiffness(
+        own,
+        length,
+        el.c1[part],
+        el.c2[part],
+        el.gamma0[part],
+        el.omega0[part],
+        np.ascontiguousarray(model.x0[conn].reshape(-1, 3)),
+        np.ascontiguousarray(ends.reshape(-1, 3, 3)),
+        1.0e-6,
+        k,
+    )
     k = 0.5 * (k + k.transpose(0, 2, 1))
     # to material rotation axes, where the element's inertia share is diagonal
     t = np.zeros((ne, 12, 12))
@@ -122,9 +151,12 @@ def _element_max_frequencies(model, part: slice) -> np.ndarray:
     k = np.einsum("eji,ejk,ekl->eil", t, k, t)
     half = 0.5 * length
     diag = np.concatenate(
-        [np.repeat((half * model.rho_a[part])[:, None], 3, axis=1),
-         half[:, None] * model.rho_i[part]], axis=1
-    )  # fmt: skip
+        [
+            np.repeat((half * model.rho_a[part])[:, None], 3, axis=1),
+            half[:, None] * model.rho_i[part],
+        ],
+        axis=1,
+    )
     diag = np.concatenate([diag, diag], axis=1)
     s = 1.0 / np.sqrt(diag)
     a = s[:, :, None] * k * s[:, None, :]

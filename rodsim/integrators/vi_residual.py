@@ -82,11 +82,18 @@ def make_work(terms: fterms.ForceTerms, n_nodes: int) -> Work:
     c = np.complex128
     n = n_nodes
     return Work(
-        np.zeros((n, 3), c), np.zeros((n, 3, 3), c), np.zeros((n, 4), c),
-        np.zeros((n, 3), c), np.zeros((n, 3, 3), c), np.zeros((n, 4), c),
-        np.zeros((n, 3), c), np.zeros((n, 3), c), np.zeros((n, 6), c),
-        fterms.make_strains(terms, c), fterms.make_resultants(terms, c),
-    )  # fmt: skip
+        np.zeros((n, 3), c),
+        np.zeros((n, 3, 3), c),
+        np.zeros((n, 4), c),
+        np.zeros((n, 3), c),
+        np.zeros((n, 3, 3), c),
+        np.zeros((n, 4), c),
+        np.zeros((n, 3), c),
+        np.zeros((n, 3), c),
+        np.zeros((n, 6), c),
+        fterms.make_strains(terms, c),
+        fterms.make_resultants(terms, c),
+    )
 
 
 @kernel(inline="always")
@@ -180,8 +187,23 @@ def forces(terms, sd, xi, w):
 def _step_damping(damped, terms, sd, xi, w):
     if damped is None:  # compiled out for undamped models (rodsim.jit)
         return
-    fterms.add_step_damping(terms, sd.strains, w.end, w.res, w.x1, w.r1, w.q1, w.xb, w.rb,
-                            w.qb, xi, sd.h, sd.se3 == 1, w.f, w.tau)  # fmt: skip
+    fterms.add_step_damping(
+        terms,
+        sd.strains,
+        w.end,
+        w.res,
+        w.x1,
+        w.r1,
+        w.q1,
+        w.xb,
+        w.rb,
+        w.qb,
+        xi,
+        sd.h,
+        sd.se3 == 1,
+        w.f,
+        w.tau,
+    )
 
 
 @kernel(inline="always")
@@ -202,8 +224,9 @@ def _node_balance(m, sd, xi, w, a, se3):
     # right-trivialised gradient at g_bar: minus the force (damping included)
     g_w = so3.scale(-1.0, so3.matTvec(rb, tau))
     g_v = so3.scale(-1.0, so3.matTvec(rb, f) if se3 else f)
-    mu_w, mu_v = cayley.dtau_inv_transpose(p_w, p_v, so3.matvec(inertia, omg),
-                                           so3.scale(mass, v), se3)  # fmt: skip
+    mu_w, mu_v = cayley.dtau_inv_transpose(
+        p_w, p_v, so3.matvec(inertia, omg), so3.scale(mass, v), se3
+    )
     s_w, s_v = cayley.half_step(p_w, p_v, se3)
     sig = so3.cay(s_w)
     z_w, z_v = cayley.ad_inv_transpose(sig, cayley.translation(s_w, s_v, se3), g_w, g_v, se3)

@@ -31,12 +31,16 @@ def relative_quaternions(rot, rot0, out):
     """Quaternions (N,4), w >= 0, of R_a = Lambda_a Lambda0_a^T for rot, rot0 (N,3,3)."""
     for a in range(rot.shape[0]):
         r = (
-            _row_dot(rot, rot0, a, 0, 0), _row_dot(rot, rot0, a, 0, 1),
-            _row_dot(rot, rot0, a, 0, 2), _row_dot(rot, rot0, a, 1, 0),
-            _row_dot(rot, rot0, a, 1, 1), _row_dot(rot, rot0, a, 1, 2),
-            _row_dot(rot, rot0, a, 2, 0), _row_dot(rot, rot0, a, 2, 1),
+            _row_dot(rot, rot0, a, 0, 0),
+            _row_dot(rot, rot0, a, 0, 1),
+            _row_dot(rot, rot0, a, 0, 2),
+            _row_dot(rot, rot0, a, 1, 0),
+            _row_dot(rot, rot0, a, 1, 1),
+            _row_dot(rot, rot0, a, 1, 2),
+            _row_dot(rot, rot0, a, 2, 0),
+            _row_dot(rot, rot0, a, 2, 1),
             _row_dot(rot, rot0, a, 2, 2),
-        )  # fmt: skip
+        )
         q = so3.quat_from_matrix(r)
         for k in range(4):
             out[a, k] = q[k]
@@ -45,5 +49,6 @@ def relative_quaternions(rot, rot0, out):
 @kernel(inline="always")
 def _row_dot(rot, rot0, a, i, j):
     """(Lambda Lambda0^T)_ij = sum_k Lambda_ik Lambda0_jk."""
-    return (rot[a, i, 0] * rot0[a, j, 0] + rot[a, i, 1] * rot0[a, j, 1]
-            + rot[a, i, 2] * rot0[a, j, 2])
+    return (
+        rot[a, i, 0] * rot0[a, j, 0] + rot[a, i, 1] * rot0[a, j, 1] + rot[a, i, 2] * rot0[a, j, 2]
+    )

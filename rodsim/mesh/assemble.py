@@ -93,21 +93,43 @@ def _generated(tag: str, spec: dict, path) -> _Part:
         if tag == "rod":
             g = generate.straight_rod(spec["from"], spec["to"], spec["elements"], spec["up"])
         else:
-            g = generate.arc(spec["center"], spec["radius"], spec["start"], spec["normal"],
-                             spec["angle"], spec["elements"], spec["up"])
+            g = generate.arc(
+                spec["center"],
+                spec["radius"],
+                spec["start"],
+                spec["normal"],
+                spec["angle"],
+                spec["elements"],
+                spec["up"],
+            )
     except CaseError as exc:
         raise within(exc, path) from None
     last = int(g.conn[-1, 1])
     sets = {"start": np.array([0]), "end": np.array([last]), "all": np.arange(len(g.points))}
-    return _Part(spec["name"], g.points, g.conn, g.frames[g.conn],
-                 [spec["section"]] * len(g.conn), sets)
+    return _Part(
+        spec["name"], g.points, g.conn, g.frames[g.conn], [spec["section"]] * len(g.conn), sets
+    )
 
 
 def _rectangle(spec: dict) -> _Part:
-    g = generate.rectangle(spec["origin"], spec["size"], spec["elements"],
-                           spec.get("e1") or (1.0, 0.0, 0.0), spec.get("e2") or (0.0, 1.0, 0.0))
-    return _Part(spec["name"], g.points, np.zeros((0, 2), np.int64), np.zeros((0, 2, 3, 3)),
-                 [], g.sets, g.plates, g.frames[g.plates], [spec["section"]] * len(g.plates))
+    g = generate.rectangle(
+        spec["origin"],
+        spec["size"],
+        spec["elements"],
+        spec.get("e1") or (1.0, 0.0, 0.0),
+        spec.get("e2") or (0.0, 1.0, 0.0),
+    )
+    return _Part(
+        spec["name"],
+        g.points,
+        np.zeros((0, 2), np.int64),
+        np.zeros((0, 2, 3, 3)),
+        [],
+        g.sets,
+        g.plates,
+        g.frames[g.plates],
+        [spec["section"]] * len(g.plates),
+    )
 
 
 def _cell_sections(spec: dict, path, cell_sets: dict, count: int, kind: str) -> list:
@@ -121,9 +143,12 @@ def _cell_sections(spec: dict, path, cell_sets: dict, count: int, kind: str) -> 
     missing = [e for e, n in enumerate(names) if n is None]
     if missing:
         if spec["section"] is None:
-            raise CaseError(f"{len(missing)} {kind} cells (the first is cell {missing[0]}) are "
-                            "in no cell set mapped under `sections`; map their set or give a "
-                            "default `section`", key=render(path))
+            raise CaseError(
+                f"{len(missing)} {kind} cells (the first is cell {missing[0]}) are "
+                "in no cell set mapped under `sections`; map their set or give a "
+                "default `section`",
+                key=render(path),
+            )
         for e in missing:
             names[e] = spec["section"]
     return names
@@ -142,8 +167,10 @@ def _line_frames(spec: dict, path, points: np.ndarray, lines: np.ndarray) -> np.
         try:
             frames[e] = generate.frame(t, up)
         except CaseError:
-            raise CaseError(f"`up` is parallel to line cell {e}; give a different `up`",
-                            key=render((*path, "up"))) from None
+            raise CaseError(
+                f"`up` is parallel to line cell {e}; give a different `up`",
+                key=render((*path, "up")),
+            ) from None
     return np.repeat(frames[:, None], 2, axis=1)
 
 
@@ -152,8 +179,9 @@ def _surface_frames(spec: dict, path, points: np.ndarray, plates: np.ndarray) ->
     frames = generate.cell_frames(points, plates)
     bad = np.flatnonzero(~np.all(np.isfinite(frames), axis=(1, 2)))
     if len(bad):
-        raise CaseError(f"surface cell {int(bad[0])} of {spec['file']!r} has zero area",
-                        key=render(path))
+        raise CaseError(
+            f"surface cell {int(bad[0])} of {spec['file']!r} has zero area", key=render(path)
+        )
     return np.repeat(frames[:, None], 4, axis=1)
 
 
@@ -175,8 +203,9 @@ def _without_edge_lines(spec: dict, fm) -> tuple[np.ndarray, dict]:
     drop = on_edge & ~mapped
     if not drop.any():
         return fm.lines, fm.element_sets
-    log.info("%s: %d unmapped line cells on plate edges name nodes only", spec["file"],
-             int(drop.sum()))
+    log.info(
+        "%s: %d unmapped line cells on plate edges name nodes only", spec["file"], int(drop.sum())
+    )
     renumber = np.cumsum(~drop) - 1
     sets = {k: renumber[v[~drop[v]]] for k, v in fm.element_sets.items()}
     return fm.lines[~drop], sets
@@ -187,8 +216,11 @@ def _from_file(spec: dict, path, resolve, merge_tolerance=None) -> _Part:
     for cell_set in spec["sections"]:
         if cell_set not in fm.element_sets and cell_set not in fm.plate_sets:
             known = ", ".join(sorted({*fm.element_sets, *fm.plate_sets})) or "none"
-            raise CaseError(f"the mesh has no cell set {cell_set!r} of line, triangle or quad "
-                            f"cells (it has: {known})", key=render((*path, "sections", cell_set)))
+            raise CaseError(
+                f"the mesh has no cell set {cell_set!r} of line, triangle or quad "
+                f"cells (it has: {known})",
+                key=render((*path, "sections", cell_set)),
+            )
     lines, line_sets = _without_edge_lines(spec, fm)
     names = _cell_sections(spec, path, line_sets, len(lines), "line")
     plate_names = _cell_sections(spec, path, fm.plate_sets, len(fm.plates), "surface")
@@ -202,10 +234,26 @@ def _from_file(spec: dict, path, resolve, merge_tolerance=None) -> _Part:
     for name, nodes in fm.node_sets.items():
         kept = renumber[nodes[nodes < len(renumber)]]
         sets[name] = np.unique(kept[kept >= 0])
-    notes = (f"{spec['file']}: {len(fm.merged_ids)} node ids defined more than once at one "
-             "point, merged",) if len(fm.merged_ids) else ()
-    return _Part(spec["name"], fm.points[used], renumber[lines], end_frames, names, sets,
-                 renumber[fm.plates], plate_frames, plate_names, notes)
+    notes = (
+        (
+            f"{spec['file']}: {len(fm.merged_ids)} node ids defined more than once at one "
+            "point, merged",
+        )
+        if len(fm.merged_ids)
+        else ()
+    )
+    return _Part(
+        spec["name"],
+        fm.points[used],
+        renumber[lines],
+        end_frames,
+        names,
+        sets,
+        renumber[fm.plates],
+        plate_frames,
+        plate_names,
+        notes,
+    )
 
 
 def _merge_map(points: np.ndarray, tol: float) -> np.ndarray:
@@ -230,11 +278,16 @@ def build_mesh(parts: list, case_sets: dict, resolve, merge_tolerance=None) -> M
     for i, (tag, spec) in enumerate(parts):
         path = ("mesh", i, tag) if tag != "file" else ("mesh", i)
         if spec["name"] in seen:
-            raise CaseError(f"part name {spec['name']!r} is already used by "
-                            f"mesh[{seen[spec['name']]}]", key=render((*path, "name")))
+            raise CaseError(
+                f"part name {spec['name']!r} is already used by mesh[{seen[spec['name']]}]",
+                key=render((*path, "name")),
+            )
         seen[spec["name"]] = i
-        built.append(_generated(tag, spec, path) if tag != "file" else
-                     _from_file(spec, path, resolve, merge_tolerance))
+        built.append(
+            _generated(tag, spec, path)
+            if tag != "file"
+            else _from_file(spec, path, resolve, merge_tolerance)
+        )
 
     offsets = np.cumsum([0] + [len(p.points) for p in built])
     points = np.concatenate([p.points for p in built])
@@ -259,22 +312,33 @@ def build_mesh(parts: list, case_sets: dict, resolve, merge_tolerance=None) -> M
     end_frames = np.concatenate([p.end_frames for p in built])
     plate_frames = np.concatenate([p.plate_frames for p in built])
     frames = _nodal_frames(len(keep), conn, end_frames, plates, plate_frames)
-    section_names = tuple(dict.fromkeys(s for p in built for s in (*p.sections,
-                                                                   *p.plate_sections)))
+    section_names = tuple(dict.fromkeys(s for p in built for s in (*p.sections, *p.plate_sections)))
     section = np.array([section_names.index(s) for p in built for s in p.sections], np.int64)
-    plate_section = np.array([section_names.index(s) for p in built for s in p.plate_sections],
-                             np.int64)
+    plate_section = np.array(
+        [section_names.index(s) for p in built for s in p.plate_sections], np.int64
+    )
     sets = {}
     for p, o in zip(built, offsets[:-1], strict=True):
         for name, nodes in p.sets.items():
             sets[f"{p.name}.{name}"] = np.unique(new[np.asarray(nodes, dtype=np.int64) + o])
     mesh_points = points[keep]
     _resolve_case_sets(case_sets, mesh_points, sets)
-    return Mesh(mesh_points, frames, np.ascontiguousarray(conn),
-                np.ascontiguousarray(end_frames), section, section_names,
-                part_of.astype(np.int64), tuple(p.name for p in built), sets,
-                np.ascontiguousarray(plates), plate_section, plate_part_of.astype(np.int64),
-                np.ascontiguousarray(plate_frames), tuple(n for p in built for n in p.notes))
+    return Mesh(
+        mesh_points,
+        frames,
+        np.ascontiguousarray(conn),
+        np.ascontiguousarray(end_frames),
+        section,
+        section_names,
+        part_of.astype(np.int64),
+        tuple(p.name for p in built),
+        sets,
+        np.ascontiguousarray(plates),
+        plate_section,
+        plate_part_of.astype(np.int64),
+        np.ascontiguousarray(plate_frames),
+        tuple(n for p in built for n in p.notes),
+    )
 
 
 def _check_degenerate(conn, plates, triangle, part_of, plate_part_of, built, tol) -> None:
@@ -283,16 +347,21 @@ def _check_degenerate(conn, plates, triangle, part_of, plate_part_of, built, tol
     degenerate = np.flatnonzero(conn[:, 0] == conn[:, 1])
     if len(degenerate):
         k = int(part_of[degenerate[0]])
-        raise CaseError(f"an element of part {built[k].name!r} is shorter than the merge "
-                        f"tolerance {tol:g}", key=render(("mesh", k)))
+        raise CaseError(
+            f"an element of part {built[k].name!r} is shorter than the merge tolerance {tol:g}",
+            key=render(("mesh", k)),
+        )
     ordered = np.sort(plates, axis=1)
     distinct = 1 + np.count_nonzero(np.diff(ordered, axis=1), axis=1)
     collapsed = np.flatnonzero(distinct != np.where(triangle, 3, 4))
     if len(collapsed):
         k = int(plate_part_of[collapsed[0]])
-        raise CaseError(f"plate cell {int(collapsed[0] - np.flatnonzero(plate_part_of == k)[0])} "
-                        f"of part {built[k].name!r} has corners closer than the merge "
-                        f"tolerance {tol:g}", key=render(("mesh", k)))
+        raise CaseError(
+            f"plate cell {int(collapsed[0] - np.flatnonzero(plate_part_of == k)[0])} "
+            f"of part {built[k].name!r} has corners closer than the merge "
+            f"tolerance {tol:g}",
+            key=render(("mesh", k)),
+        )
 
 
 def _nodal_frames(n: int, conn, end_frames, plates, plate_frames) -> np.ndarray:
@@ -305,8 +374,7 @@ def _nodal_frames(n: int, conn, end_frames, plates, plate_frames) -> np.ndarray:
     for side in (0, 1):
         np.minimum.at(first, conn[:, side], np.arange(len(conn)) * 2 + side)
     for corner in range(4):
-        np.minimum.at(first, plates[:, corner],
-                      2 * len(conn) + np.arange(len(plates)) * 4 + corner)
+        np.minimum.at(first, plates[:, corner], 2 * len(conn) + np.arange(len(plates)) * 4 + corner)
     candidates = np.concatenate([end_frames.reshape(-1, 3, 3), plate_frames.reshape(-1, 3, 3)])
     return np.ascontiguousarray(candidates[first])
 
@@ -320,9 +388,11 @@ def _resolve_case_sets(case_sets: dict, points: np.ndarray, sets: dict) -> None:
         if name in sets:
             return
         if name in opened:
-            cycle = " -> ".join([*opened[opened.index(name):], name])
-            raise CaseError(f"node sets refer to each other in a cycle: {cycle}",
-                            key=render(("sets", name, "union")))
+            cycle = " -> ".join([*opened[opened.index(name) :], name])
+            raise CaseError(
+                f"node sets refer to each other in a cycle: {cycle}",
+                key=render(("sets", name, "union")),
+            )
         kind, arg = case_sets[name]
         opened.append(name)
         if kind == "union":
@@ -342,12 +412,17 @@ def select(kind: str, arg, points: np.ndarray, sets: dict, path) -> np.ndarray:
         return np.array([int(np.argmin(np.linalg.norm(points - np.asarray(arg), axis=1)))])
     if kind == "box":
         if len(arg) != 2:
-            raise CaseError(f"expected two corners [[xmin, ymin, zmin], [xmax, ymax, zmax]], got "
-                            f"{len(arg)} points", key=render(path))
+            raise CaseError(
+                f"expected two corners [[xmin, ymin, zmin], [xmax, ymax, zmax]], got "
+                f"{len(arg)} points",
+                key=render(path),
+            )
         lo, hi = np.asarray(arg[0]), np.asarray(arg[1])
         if np.any(lo > hi):
-            raise CaseError(f"the first corner must be the lower one, got {list(lo)} and "
-                            f"{list(hi)}", key=render(path))
+            raise CaseError(
+                f"the first corner must be the lower one, got {list(lo)} and {list(hi)}",
+                key=render(path),
+            )
         nodes = np.flatnonzero(np.all((points >= lo) & (points <= hi), axis=1))
         if len(nodes) == 0:
             raise CaseError("the box contains no node", key=render(path))
@@ -355,8 +430,11 @@ def select(kind: str, arg, points: np.ndarray, sets: dict, path) -> np.ndarray:
     if kind == "nodes":
         nodes = np.asarray(arg, dtype=np.int64)
         if nodes.max() >= len(points):
-            raise CaseError(f"node {int(nodes.max())} does not exist; the mesh has "
-                            f"{len(points)} nodes (0 to {len(points) - 1})", key=render(path))
+            raise CaseError(
+                f"node {int(nodes.max())} does not exist; the mesh has "
+                f"{len(points)} nodes (0 to {len(points) - 1})",
+                key=render(path),
+            )
         return np.unique(nodes)
     out = []
     for i, name in enumerate(arg):

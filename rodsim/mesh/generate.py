@@ -144,8 +144,11 @@ def rectangle(origin, size, elements, e1=(1.0, 0.0, 0.0), e2=(0.0, 1.0, 0.0)) ->
     s = np.linspace(0.0, a, n1 + 1)
     t = np.linspace(0.0, b, n2 + 1)
     ss, tt = np.meshgrid(s, t)  # rows: e2 index j, columns: e1 index i
-    points = (np.asarray(origin, dtype=float) + ss.ravel()[:, None] * axes[:, 0]
-              + tt.ravel()[:, None] * axes[:, 1])
+    points = (
+        np.asarray(origin, dtype=float)
+        + ss.ravel()[:, None] * axes[:, 0]
+        + tt.ravel()[:, None] * axes[:, 1]
+    )
     i, j = np.meshgrid(np.arange(n1), np.arange(n2))
     lower = (i + (n1 + 1) * j).ravel()
     # counter-clockwise about e1 x e2, so the element normal of the node order is d3

@@ -64,15 +64,20 @@ def check_node_ids(path: Path, key: str, tol: float, points: np.ndarray) -> Merg
     if table is None:
         return None
     if len(table.blocks) > 1:
-        raise CaseError(f"mesh file {str(path)!r} has {len(table.blocks)} *NODE blocks (lines "
-                        f"{', '.join(map(str, table.blocks))}); rodsim reads Abaqus files with "
-                        "meshio, which keeps only the nodes of the last block: put all nodes in "
-                        "one *NODE block", key=key)
+        raise CaseError(
+            f"mesh file {str(path)!r} has {len(table.blocks)} *NODE blocks (lines "
+            f"{', '.join(map(str, table.blocks))}); rodsim reads Abaqus files with "
+            "meshio, which keeps only the nodes of the last block: put all nodes in "
+            "one *NODE block",
+            key=key,
+        )
     if len(table.ids) < 2:
         return None
     if not np.array_equal(table.points, points):
-        log.warning("%s: node ids not checked for duplicates (the scan found other points "
-                    "than meshio)", path.name)
+        log.warning(
+            "%s: node ids not checked for duplicates (the scan found other points than meshio)",
+            path.name,
+        )
         return None
     return _duplicates(path, key, table, tol)
 
@@ -109,8 +114,9 @@ def _duplicates(path: Path, key: str, table: NodeTable, tol: float) -> Merged | 
     if len(repeat) == 0:
         return None
     # each repeated definition against the first definition of its id
-    first = np.maximum.accumulate(np.where(np.r_[True, ids[1:] != ids[:-1]],
-                                           np.arange(len(ids)), 0))
+    first = np.maximum.accumulate(
+        np.where(np.r_[True, ids[1:] != ids[:-1]], np.arange(len(ids)), 0)
+    )
     a, b = order[first[repeat]], order[repeat]
     gap = np.linalg.norm(table.points[b] - table.points[a], axis=1)
     bad = np.flatnonzero(gap > tol)
@@ -118,11 +124,13 @@ def _duplicates(path: Path, key: str, table: NodeTable, tol: float) -> Merged | 
         i, j = int(a[bad[0]]), int(b[bad[0]])
         others = len(np.unique(ids[repeat[bad]])) - 1
         more = f" (and {others} more ids)" if others else ""
-        raise CaseError(f"mesh file {str(path)!r} defines node {int(table.ids[i])} twice at "
-                        f"different points: {describe(table.points[i])} on {_where(table, i)} "
-                        f"and {describe(table.points[j])} on {_where(table, j)}{more}; node ids "
-                        f"must be unique (a repeat within {tol:.3g} of the first is merged)",
-                        key=key)
+        raise CaseError(
+            f"mesh file {str(path)!r} defines node {int(table.ids[i])} twice at "
+            f"different points: {describe(table.points[i])} on {_where(table, i)} "
+            f"and {describe(table.points[j])} on {_where(table, j)}{more}; node ids "
+            f"must be unique (a repeat within {tol:.3g} of the first is merged)",
+            key=key,
+        )
     merged = np.unique(ids[repeat])
     copies = np.flatnonzero(table.ids == merged[0])
     first_of = np.arange(len(ids))
@@ -148,7 +156,7 @@ def _gmsh(data: bytes) -> NodeTable | None:
     if binary:
         return _gmsh41_binary(data, after, size_t) if layout == "4" else None
     end = re.compile(rb"(?m)^\$EndNodes\s*$").search(data, after)
-    body = data[after: end.start() if end else len(data)].decode("latin-1")
+    body = data[after : end.start() if end else len(data)].decode("latin-1")
     tokens, lines = _tokens(body, data.count(b"\n", 0, after) + 1)
     return {"2": _gmsh22, "4.0": _gmsh40, "4": _gmsh41}[layout](tokens, lines)
 
@@ -164,18 +172,23 @@ def _tokens(text: str, first_line: int) -> tuple[list, list]:
 
 
 def _table(tags: list, coords: list, lines: list, blocks: tuple = ()) -> NodeTable:
-    return NodeTable(np.array(tags, dtype=np.int64),
-                     np.array(coords, dtype=float).reshape(-1, 3),
-                     np.array(lines, dtype=np.int64), blocks)
+    return NodeTable(
+        np.array(tags, dtype=np.int64),
+        np.array(coords, dtype=float).reshape(-1, 3),
+        np.array(lines, dtype=np.int64),
+        blocks,
+    )
 
 
 def _gmsh22(tokens: list, lines: list) -> NodeTable:
     """count, then per node: tag x y z."""
     n = int(tokens[0])
     rows = np.arange(n) * 4 + 1
-    return _table([int(float(tokens[r])) for r in rows],
-                  [float(tokens[r + c]) for r in rows for c in (1, 2, 3)],
-                  [lines[r + 1] for r in rows])
+    return _table(
+        [int(float(tokens[r])) for r in rows],
+        [float(tokens[r + c]) for r in rows for c in (1, 2, 3)],
+        [lines[r + 1] for r in rows],
+    )
 
 
 def _gmsh40(tokens: list, lines: list) -> NodeTable:
@@ -187,7 +200,7 @@ def _gmsh40(tokens: list, lines: list) -> NodeTable:
         pos += 4
         for _ in range(n):
             tags.append(int(tokens[pos]))
-            coords += [float(t) for t in tokens[pos + 1: pos + 4]]
+            coords += [float(t) for t in tokens[pos + 1 : pos + 4]]
             where.append(lines[pos + 1])
             pos += 4
     return _table(tags, coords, where)
@@ -202,10 +215,10 @@ def _gmsh41(tokens: list, lines: list) -> NodeTable:
             raise ValueError("parametric nodes")
         n = int(tokens[pos + 3])
         pos += 4
-        tags += [int(t) for t in tokens[pos: pos + n]]
+        tags += [int(t) for t in tokens[pos : pos + n]]
         pos += n
-        coords += [float(t) for t in tokens[pos: pos + 3 * n]]
-        where += lines[pos: pos + 3 * n: 3]
+        coords += [float(t) for t in tokens[pos : pos + 3 * n]]
+        where += lines[pos : pos + 3 * n : 3]
         pos += 3 * n
     return _table(tags, coords, where)
 
@@ -228,7 +241,7 @@ def _gmsh41_binary(data: bytes, pos: int, size_t: int) -> NodeTable:
         coords.append(np.frombuffer(data, np.float64, 3 * n, pos).reshape(n, 3))
         pos += 24 * n
     ids = np.concatenate(tags) if tags else np.zeros(0, np.int64)
-    if len(ids) != total or not data[pos:pos + 12].strip().startswith(b"$EndNodes"):
+    if len(ids) != total or not data[pos : pos + 12].strip().startswith(b"$EndNodes"):
         raise ValueError("the binary $Nodes section does not end where its counts say")
     points = np.concatenate(coords) if coords else np.zeros((0, 3))
     return NodeTable(ids, points, np.zeros(len(ids), dtype=np.int64))

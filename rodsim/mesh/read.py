@@ -60,8 +60,11 @@ def read_mesh(path: Path, key: str, merge_tolerance: float | None = None) -> Fil
     if path.is_dir():
         raise CaseError(f"mesh file {str(path)!r} is a folder", key=key)
     if not any(path.name.lower().endswith(ext) for ext in meshio.extension_to_filetypes):
-        raise CaseError(f"mesh file {str(path)!r} is of a type meshio cannot read; expected a "
-                        "mesh such as .msh, .vtu, .xdmf or .inp", key=key)
+        raise CaseError(
+            f"mesh file {str(path)!r} is of a type meshio cannot read; expected a "
+            "mesh such as .msh, .vtu, .xdmf or .inp",
+            key=key,
+        )
     fmt = "gmsh" if path.suffix.lower() == ".msh" else None  # else meshio tries ANSYS first
     printed = io.StringIO()
     try:
@@ -73,8 +76,11 @@ def read_mesh(path: Path, key: str, merge_tolerance: float | None = None) -> Fil
         lines = [x.strip() for x in printed.getvalue().splitlines() if x.strip()]
         text = str(exc).strip() if not isinstance(exc, SystemExit) else ""
         reason = (text.splitlines() or lines or [type(exc).__name__])[0]
-        raise CaseError(f"cannot read mesh file {str(path)!r}: {reason} (is the file complete "
-                        "and in the format its extension says?)", key=key) from None
+        raise CaseError(
+            f"cannot read mesh file {str(path)!r}: {reason} (is the file complete "
+            "and in the format its extension says?)",
+            key=key,
+        ) from None
     for line in printed.getvalue().splitlines():
         if line.strip():
             log.warning("%s: %s", path.name, line.strip())
@@ -86,22 +92,28 @@ def read_mesh(path: Path, key: str, merge_tolerance: float | None = None) -> Fil
     merged_ids = _merge_node_ids(mesh, path, key, points, merge_tolerance)
 
     kinds = _cell_kinds(mesh)
-    unsupported = {t: n for t, n in kinds.items() if t not in (*LINE_TYPES, *PLATE_TYPES,
-                                                                   "vertex")}
+    unsupported = {t: n for t, n in kinds.items() if t not in (*LINE_TYPES, *PLATE_TYPES, "vertex")}
     if unsupported:
         found = ", ".join(f"{n} {t}" for t, n in unsupported.items())
-        raise CaseError(f"mesh file {str(path)!r} has cells rodsim cannot use ({found}); "
-                        "expected 2-node line cells (rods), 3-node triangle and 4-node quad "
-                        "cells (plates)", key=key)
+        raise CaseError(
+            f"mesh file {str(path)!r} has cells rodsim cannot use ({found}); "
+            "expected 2-node line cells (rods), 3-node triangle and 4-node quad "
+            "cells (plates)",
+            key=key,
+        )
     lines, line_at = _stacked(mesh, LINE_TYPES, 2)
     plates, plate_at = _stacked(mesh, PLATE_TYPES, 4)
     if not len(lines) and not len(plates):
-        raise CaseError(f"mesh file {str(path)!r} has no line, triangle or quad cells; "
-                        "expected line cells for rods or surface cells for plates", key=key)
+        raise CaseError(
+            f"mesh file {str(path)!r} has no line, triangle or quad cells; "
+            "expected line cells for rods or surface cells for plates",
+            key=key,
+        )
     for conn in (lines, plates):
         if len(conn) and (conn.min() < 0 or conn.max() >= len(points)):
-            raise CaseError(f"mesh file {str(path)!r} has cells referring to missing points",
-                            key=key)
+            raise CaseError(
+                f"mesh file {str(path)!r} has cells referring to missing points", key=key
+            )
 
     element_sets, plate_sets, node_sets = {}, {}, {}
     for name, per_block in _cell_sets(mesh).items():
@@ -126,15 +138,17 @@ def read_mesh(path: Path, key: str, merge_tolerance: float | None = None) -> Fil
     lines, element_sets = _first_copies(lines, element_sets)
     plates, plate_sets = _first_copies(plates, plate_sets)
     # HDF5 would read "/" in a set name as a group path (mesh/sets/<name>)
-    element_sets, plate_sets, node_sets = ({k.replace("/", "_"): v for k, v in sets.items()}
-                                           for sets in (element_sets, plate_sets, node_sets))
+    element_sets, plate_sets, node_sets = (
+        {k.replace("/", "_"): v for k, v in sets.items()}
+        for sets in (element_sets, plate_sets, node_sets)
+    )
     used = np.unique(np.concatenate([lines.ravel(), plates.ravel()]))
-    return FileMesh(points, lines, element_sets, {**node_sets, "all": used}, plates, plate_sets,
-                    merged_ids)
+    return FileMesh(
+        points, lines, element_sets, {**node_sets, "all": used}, plates, plate_sets, merged_ids
+    )
 
 
-def _merge_node_ids(mesh, path: Path, key: str, points: np.ndarray, merge_tolerance
-                    ) -> np.ndarray:
+def _merge_node_ids(mesh, path: Path, key: str, points: np.ndarray, merge_tolerance) -> np.ndarray:
     """The ids the file defines twice at one point (logged), CaseError if at two points. The
     cells and point sets of mesh then use the first definition of each (meshio's use the
     last), so the node keeps the place in the node order that its first definition gives it,
@@ -146,12 +160,20 @@ def _merge_node_ids(mesh, path: Path, key: str, points: np.ndarray, merge_tolera
         return np.zeros(0, dtype=np.int64)
     for block in mesh.cells:
         block.data = merged.first[np.asarray(block.data, dtype=np.int64)]
-    mesh.point_sets = {k: merged.first[np.asarray(v, dtype=np.int64)]
-                       for k, v in (mesh.point_sets or {}).items()}
+    mesh.point_sets = {
+        k: merged.first[np.asarray(v, dtype=np.int64)] for k, v in (mesh.point_sets or {}).items()
+    }
     more = f" (and {len(merged.ids) - 1} more ids)" if len(merged.ids) > 1 else ""
-    log.warning("%s: node %d is defined %d times at the same point (%s)%s; merged into one "
-                "node each (within %.3g)", path.name, int(merged.ids[0]),
-                len(merged.first_where), ", ".join(merged.first_where), more, tol)
+    log.warning(
+        "%s: node %d is defined %d times at the same point (%s)%s; merged into one "
+        "node each (within %.3g)",
+        path.name,
+        int(merged.ids[0]),
+        len(merged.first_where),
+        ", ".join(merged.first_where),
+        more,
+        tol,
+    )
     return merged.ids
 
 
@@ -185,14 +207,14 @@ def _first_copies(conn: np.ndarray, sets: dict) -> tuple[np.ndarray, dict]:
     of each (same node set) and renumber the sets."""
     if len(conn) == 0:
         return conn, sets
-    _, first, inverse = np.unique(np.sort(conn, axis=1), axis=0, return_index=True,
-                                  return_inverse=True)
+    _, first, inverse = np.unique(
+        np.sort(conn, axis=1), axis=0, return_index=True, return_inverse=True
+    )
     if len(first) == len(conn):
         return conn, sets
     keep = np.sort(first)
     renumber = np.searchsorted(keep, first[inverse.ravel()])
-    return (np.ascontiguousarray(conn[keep]),
-            {k: np.unique(renumber[v]) for k, v in sets.items()})
+    return (np.ascontiguousarray(conn[keep]), {k: np.unique(renumber[v]) for k, v in sets.items()})
 
 
 def _cell_sets(mesh) -> dict:

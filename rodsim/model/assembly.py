@@ -34,8 +34,9 @@ from rodsim.model.rod import RodElements, make_elements
 from rodsim.model.sections import RodSection
 from rodsim.model.supports import Support, SupportArrays, pack_supports
 
-NO_PLATES = make_plates(np.zeros((0, 4), dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)),
-                        1.0, 0.0, 1.0, 1.0)
+NO_PLATES = make_plates(
+    np.zeros((0, 4), dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)), 1.0, 0.0, 1.0, 1.0
+)
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,16 @@ class Model:
 
     @cached_property
     def terms(self) -> ForceTerms:
-        return make_terms(self.rods, self.plates, self.loads, self.supports, self.rot0,
-                          self.mass, self.beta, self.alpha)  # fmt: skip
+        return make_terms(
+            self.rods,
+            self.plates,
+            self.loads,
+            self.supports,
+            self.rot0,
+            self.mass,
+            self.beta,
+            self.alpha,
+        )
 
     @cached_property
     def nodes(self) -> NodeArrays:

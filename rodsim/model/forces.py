@@ -147,15 +147,29 @@ def make_terms(rods, plates, loads, supports_, rot0, mass, beta, alpha) -> Force
 def make_strains(terms: ForceTerms, dtype=np.float64) -> Strains:
     e, p, s = terms.rods.conn.shape[0], terms.plates.conn.shape[0], terms.supports.node.shape[0]
     z = np.zeros
-    return Strains(z((e, 3), dtype), z((e, 3), dtype), z((p, 4, 3), dtype), z((p, 4, 3), dtype),
-                   z((p, 4, 2), dtype), z((p, 4), dtype), z((s, 3), dtype), z((s, 3), dtype))
+    return Strains(
+        z((e, 3), dtype),
+        z((e, 3), dtype),
+        z((p, 4, 3), dtype),
+        z((p, 4, 3), dtype),
+        z((p, 4, 2), dtype),
+        z((p, 4), dtype),
+        z((s, 3), dtype),
+        z((s, 3), dtype),
+    )
 
 
 def make_resultants(terms: ForceTerms, dtype=np.float64) -> Resultants:
     e, p = terms.rods.conn.shape[0], terms.plates.conn.shape[0]
     z = np.zeros
-    return Resultants(z((e, 3), dtype), z((e, 3), dtype), z((p, 4, 3), dtype),
-                      z((p, 4, 3), dtype), z((p, 4, 2), dtype), z((p, 4), dtype))
+    return Resultants(
+        z((e, 3), dtype),
+        z((e, 3), dtype),
+        z((p, 4, 3), dtype),
+        z((p, 4, 3), dtype),
+        z((p, 4, 2), dtype),
+        z((p, 4), dtype),
+    )
 
 
 def coupled_pairs(terms: ForceTerms) -> np.ndarray:
@@ -239,8 +253,9 @@ def _rod_forces_parallel(rods, x, rot, quat, f, tau, work):
         f[:] = 0.0
         tau[:] = 0.0
         return 0.0
-    return rod.assemble_forces_parallel(rods, x, rot, quat, f, tau, work.elem,
-                                        work.element_blocks, work.block_energy, True)
+    return rod.assemble_forces_parallel(
+        rods, x, rot, quat, f, tau, work.elem, work.element_blocks, work.block_energy, True
+    )
 
 
 @kernel(inline="always")
@@ -484,14 +499,19 @@ def fields(terms: ForceTerms, x, rot, with_energy: bool = False) -> dict:
     e = el.conn.shape[0]
     gamma, kappa, force, moment = (np.empty((e, 3)) for _ in range(4))
     energy = rod.element_fields(el, x, rot, gamma, kappa, force, moment) if e else 0.0
-    out = {"force": force, "moment": moment, "strain": gamma - el.gamma0,
-           "curvature": kappa - el.omega0}
+    out = {
+        "force": force,
+        "moment": moment,
+        "strain": gamma - el.gamma0,
+        "curvature": kappa - el.omega0,
+    }
     p = pl.conn.shape[0]
     if p:
         out["plate_membrane"], out["plate_bending"] = np.empty((p, 3)), np.empty((p, 3))
         out["plate_shear"] = np.empty((p, 2))
-        plate_kernels.plate_fields(pl, x, rot, out["plate_membrane"], out["plate_bending"],
-                                   out["plate_shear"])  # fmt: skip
+        plate_kernels.plate_fields(
+            pl, x, rot, out["plate_membrane"], out["plate_bending"], out["plate_shear"]
+        )
     if with_energy:
         scratch = np.zeros_like(x), np.zeros_like(x)
         if p:

@@ -69,8 +69,9 @@ class LoadArrays(NamedTuple):
     window: np.ndarray  # (2,) the step being taken (timefunc.window_time), NaN outside one
 
 
-def pack_loads(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = (),
-               pressures: Sequence[Pressure] = ()) -> LoadArrays:
+def pack_loads(
+    loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = (), pressures: Sequence[Pressure] = ()
+) -> LoadArrays:
     """Flatten load specifications into LoadArrays (several gravity entries add up; they must
     then share one time function, otherwise a ValueError is raised)."""
     functions: list[TimeFunction] = [timefunc.constant(1.0)]
@@ -187,13 +188,21 @@ def plate_pressure(ld, pl, t, x, rot, f):
 def gravity_forces(ld: LoadArrays, mass: np.ndarray, t: float) -> np.ndarray:
     """(N,3) the gravity forces s(t) m_a g at time t (equilibrium: the load multiplier) on
     the lumped masses mass (N,), computed as external_forces adds them (bit for bit)."""
-    s = timefunc.evaluate_packed(ld.tf_kinds, ld.tf_params, ld.tf_tables, ld.tf_offsets,
-                                 ld.gravity_tf[0], float(t), ld.window)
+    s = timefunc.evaluate_packed(
+        ld.tf_kinds,
+        ld.tf_params,
+        ld.tf_tables,
+        ld.tf_offsets,
+        ld.gravity_tf[0],
+        float(t),
+        ld.window,
+    )
     return (s * np.asarray(mass, dtype=float))[:, None] * ld.gravity[None, :]
 
 
-def load_kinks(loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = (),
-               pressures: Sequence[Pressure] = ()) -> np.ndarray:
+def load_kinks(
+    loads: Sequence[NodalLoad], gravity: Sequence[Gravity] = (), pressures: Sequence[Pressure] = ()
+) -> np.ndarray:
     """Sorted times where some load history is not smooth (to place time steps on)."""
     times = [timefunc.kinks(item.time) for item in (*loads, *gravity, *pressures)]
     return np.unique(np.concatenate(times)) if times else np.zeros(0)

@@ -47,8 +47,9 @@ _G = 1.0 / np.sqrt(3.0)
 # natural coordinates of the quadrature slots 0-3 and the centre (slot 4), weights of 0-3
 _QUAD_PTS = np.array([[-_G, -_G], [_G, -_G], [_G, _G], [-_G, _G], [0.0, 0.0]])
 _QUAD_W = np.ones(4)
-_TRI_PTS = np.array([[1 / 6, 1 / 6], [2 / 3, 1 / 6], [1 / 6, 2 / 3], [1 / 3, 1 / 3],
-                     [1 / 3, 1 / 3]])  # fmt: skip
+_TRI_PTS = np.array(
+    [[1 / 6, 1 / 6], [2 / 3, 1 / 6], [1 / 6, 2 / 3], [1 / 3, 1 / 3], [1 / 3, 1 / 3]]
+)
 _TRI_W = np.array([1 / 6, 1 / 6, 1 / 6, 0.0])
 _QUAD_NODES = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
 _TRI_NODES = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
@@ -183,16 +184,24 @@ def make_plates(conn, x0, rot0, E, nu, thickness, rho, shear_factor=5.0 / 6.0, d
     rot0 = np.asarray(rot0, dtype=np.float64)
     npl = conn.shape[0]
     tri = conn[:, 3] == conn[:, 2]
-    par = [np.broadcast_to(np.asarray(v, dtype=np.float64), (npl,)).copy()
-           for v in (E, nu, thickness, rho)]  # fmt: skip
+    par = [
+        np.broadcast_to(np.asarray(v, dtype=np.float64), (npl,)).copy()
+        for v in (E, nu, thickness, rho)
+    ]
     young, poisson, h, dens = par
     arrays = {
-        "basis": np.zeros((npl, 2, 3)), "xref": np.zeros((npl, 4, 2)),
-        "dn": np.zeros((npl, 5, 4, 2)), "shape": np.zeros((npl, 5, 4)),
-        "weight": np.zeros((npl, 4)), "dnn": np.zeros((npl, 4, 4, 2)),
-        "shear_map": np.zeros((npl, 5, 2, 4)), "eps0": np.zeros((npl, 5, 3)),
-        "kappa0": np.zeros((npl, 5, 3)), "g0": np.zeros((npl, 4)), "w0": np.zeros((npl, 4)),
-    }  # fmt: skip
+        "basis": np.zeros((npl, 2, 3)),
+        "xref": np.zeros((npl, 4, 2)),
+        "dn": np.zeros((npl, 5, 4, 2)),
+        "shape": np.zeros((npl, 5, 4)),
+        "weight": np.zeros((npl, 4)),
+        "dnn": np.zeros((npl, 4, 4, 2)),
+        "shear_map": np.zeros((npl, 5, 2, 4)),
+        "eps0": np.zeros((npl, 5, 3)),
+        "kappa0": np.zeros((npl, 5, 3)),
+        "g0": np.zeros((npl, 4)),
+        "w0": np.zeros((npl, 4)),
+    }
     names = ["basis", "xref", "dn", "shape", "weight", "dnn", "shear_map"]
     for is_tri in (False, True):
         sel = np.flatnonzero(tri == is_tri)
@@ -216,9 +225,19 @@ def make_plates(conn, x0, rot0, E, nu, thickness, rho, shear_factor=5.0 / 6.0, d
     k_drill = drilling * shear_mod * h
     kd = np.repeat((k_drill * area / n_nodes_el)[:, None], 4, axis=1)
     kd[tri, 3] = 0.0
-    fields = {"conn": conn, "n_nodes_el": n_nodes_el, **arrays, "a_mat": a_mat,
-              "d_mat": d_mat, "s_mat": s_mat, "kd": kd, "k_drill": k_drill, "thickness": h,
-              "area": area, "rho": dens}  # fmt: skip
+    fields = {
+        "conn": conn,
+        "n_nodes_el": n_nodes_el,
+        **arrays,
+        "a_mat": a_mat,
+        "d_mat": d_mat,
+        "s_mat": s_mat,
+        "kd": kd,
+        "k_drill": k_drill,
+        "thickness": h,
+        "area": area,
+        "rho": dens,
+    }
     return PlateElements(**{k: np.ascontiguousarray(fields[k]) for k in PlateElements._fields})
 
 
@@ -276,8 +295,12 @@ def element_stiffness(pl: PlateElements, x, rot, step: float = 1.0e-30) -> np.nd
             f = np.zeros_like(xc)
             tau = np.zeros_like(xc)
             assemble_plate_forces(ex, xc, rc, f, tau)
-            col = -np.concatenate([f.imag.reshape(npl, 4, 1, 3), tau.imag.reshape(npl, 4, 1, 3)],
-                                  axis=2).reshape(npl, 24) / step  # fmt: skip
+            col = (
+                -np.concatenate(
+                    [f.imag.reshape(npl, 4, 1, 3), tau.imag.reshape(npl, 4, 1, 3)], axis=2
+                ).reshape(npl, 24)
+                / step
+            )
             k[:, :, 6 * b + j] = col
     k[pl.n_nodes_el == 3, 18:, :] = 0.0
     return k

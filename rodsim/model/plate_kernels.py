@@ -93,15 +93,17 @@ def _tie_tables():
     tt = np.zeros((2, 4, 4))
     # MITC3: e_rt at (1/2, 0), e_st at (0, 1/2), e_rt and e_st at (1/2, 1/2)
     d_tri = np.array([[-1.0, 1.0, 0.0, 0.0], [-1.0, 0.0, 1.0, 0.0]])
-    for k, (direction, r, s) in enumerate([(0, 0.5, 0.0), (1, 0.0, 0.5), (0, 0.5, 0.5),
-                                           (1, 0.5, 0.5)]):  # fmt: skip
+    for k, (direction, r, s) in enumerate(
+        [(0, 0.5, 0.0), (1, 0.0, 0.5), (0, 0.5, 0.5), (1, 0.5, 0.5)]
+    ):
         dx[0, k] = d_tri[direction]
         tt[0, k] = [1.0 - r - s, r, s, 0.0]
     # MITC4: e_xi at eta = -1, +1 (k = 0, 1), e_eta at xi = -1, +1 (k = 2, 3)
     xi_b = np.array([-1.0, 1.0, 1.0, -1.0])
     eta_b = np.array([-1.0, -1.0, 1.0, 1.0])
-    for k, (direction, xi, eta) in enumerate([(0, 0.0, -1.0), (0, 0.0, 1.0), (1, -1.0, 0.0),
-                                              (1, 1.0, 0.0)]):  # fmt: skip
+    for k, (direction, xi, eta) in enumerate(
+        [(0, 0.0, -1.0), (0, 0.0, 1.0), (1, -1.0, 0.0), (1, 1.0, 0.0)]
+    ):
         tt[1, k] = 0.25 * (1 + xi_b * xi) * (1 + eta_b * eta)
         if direction == 0:
             dx[1, k] = 0.25 * xi_b * (1 + eta_b * eta)
@@ -172,10 +174,16 @@ def _gradients(pl, e, s, x, rot, nb):
 @kernel(inline="always")
 def _mem_bend(pl, e, s, f1, f2, t1, t2):
     """Membrane and bending strains (Voigt 3-tuples) at slot s."""
-    eps = (0.5 * _dot(f1, f1) - pl.eps0[e, s, 0], 0.5 * _dot(f2, f2) - pl.eps0[e, s, 1],
-           _dot(f1, f2) - pl.eps0[e, s, 2])  # fmt: skip
-    kap = (_dot(f1, t1) - pl.kappa0[e, s, 0], _dot(f2, t2) - pl.kappa0[e, s, 1],
-           _dot(f1, t2) + _dot(f2, t1) - pl.kappa0[e, s, 2])  # fmt: skip
+    eps = (
+        0.5 * _dot(f1, f1) - pl.eps0[e, s, 0],
+        0.5 * _dot(f2, f2) - pl.eps0[e, s, 1],
+        _dot(f1, f2) - pl.eps0[e, s, 2],
+    )
+    kap = (
+        _dot(f1, t1) - pl.kappa0[e, s, 0],
+        _dot(f2, t2) - pl.kappa0[e, s, 1],
+        _dot(f1, t2) + _dot(f2, t1) - pl.kappa0[e, s, 2],
+    )
     return eps, kap
 
 
@@ -200,8 +208,12 @@ def _tied(pl, e, x, rot, nb):
     p1, t1 = _tie_vectors(pl, e, 1, x, rot, nb)
     p2, t2 = _tie_vectors(pl, e, 2, x, rot, nb)
     p3, t3 = _tie_vectors(pl, e, 3, x, rot, nb)
-    return (_dot(p0, t0) - pl.g0[e, 0], _dot(p1, t1) - pl.g0[e, 1],
-            _dot(p2, t2) - pl.g0[e, 2], _dot(p3, t3) - pl.g0[e, 3])  # fmt: skip
+    return (
+        _dot(p0, t0) - pl.g0[e, 0],
+        _dot(p1, t1) - pl.g0[e, 1],
+        _dot(p2, t2) - pl.g0[e, 2],
+        _dot(p3, t3) - pl.g0[e, 3],
+    )
 
 
 @kernel(inline="always")
@@ -285,10 +297,12 @@ def _element(pl, e, x, rot, res_n, res_m, res_q, res_r, given, gx, gt, f, tau):
             _add_row(gt, b, v1, c1)
             _add_row(gt, b, v2, c2)
         c = pl.shear_map
-        dg = (dg[0] + w * (q1 * c[e, s, 0, 0] + q2 * c[e, s, 1, 0]),
-              dg[1] + w * (q1 * c[e, s, 0, 1] + q2 * c[e, s, 1, 1]),
-              dg[2] + w * (q1 * c[e, s, 0, 2] + q2 * c[e, s, 1, 2]),
-              dg[3] + w * (q1 * c[e, s, 0, 3] + q2 * c[e, s, 1, 3]))  # fmt: skip
+        dg = (
+            dg[0] + w * (q1 * c[e, s, 0, 0] + q2 * c[e, s, 1, 0]),
+            dg[1] + w * (q1 * c[e, s, 0, 1] + q2 * c[e, s, 1, 1]),
+            dg[2] + w * (q1 * c[e, s, 0, 2] + q2 * c[e, s, 1, 2]),
+            dg[3] + w * (q1 * c[e, s, 0, 3] + q2 * c[e, s, 1, 3]),
+        )
     typ = 1 if nb == 4 else 0
     for k in range(4):
         p, t = _tie_vectors(pl, e, k, x, rot, nb)

@@ -35,8 +35,9 @@ def viscous_resultants(pl, beta, deps, dkap, dgam, ddrill, n, m, q, r):
                 n[e, s, i] = beta * a
                 m[e, s, i] = beta * b
             for i in range(2):
-                q[e, s, i] = beta * (pl.s_mat[e, i, 0] * dgam[e, s, 0]
-                                     + pl.s_mat[e, i, 1] * dgam[e, s, 1])
+                q[e, s, i] = beta * (
+                    pl.s_mat[e, i, 0] * dgam[e, s, 0] + pl.s_mat[e, i, 1] * dgam[e, s, 1]
+                )
             r[e, s] = beta * pl.kd[e, s] * ddrill[e, s]
 
 
@@ -69,6 +70,7 @@ def plate_damping_forces(pl, x, rot, vel, omg, beta, f, tau):
     m = np.zeros((npl, 4, 3))
     q = np.zeros((npl, 4, 2))
     r = np.zeros((npl, 4))
-    viscous_resultants(pl, beta, eps.imag * inv, kap.imag * inv, gam.imag * inv,
-                       drl.imag * inv, n, m, q, r)  # fmt: skip
+    viscous_resultants(
+        pl, beta, eps.imag * inv, kap.imag * inv, gam.imag * inv, drl.imag * inv, n, m, q, r
+    )
     plate_resultant_forces(pl, x, rot, n, m, q, r, f, tau)

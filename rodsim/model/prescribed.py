@@ -66,11 +66,18 @@ def pack_prescribed(items: Sequence[Prescribed]) -> PrescribedArrays:
             tf.append(len(functions) - 1)
     kinds, params, tables, offsets = timefunc.pack(functions)
     return PrescribedArrays(
-        np.array(node, dtype=np.int64), np.array(translate, dtype=np.int64).reshape(-1, 3),
-        np.array(rotate, dtype=np.int64), np.array(u, dtype=float).reshape(-1, 3),
-        np.array(theta, dtype=float).reshape(-1, 3), np.array(tf, dtype=np.int64),
-        kinds, params, tables, offsets, timefunc.no_window(),
-    )  # fmt: skip
+        np.array(node, dtype=np.int64),
+        np.array(translate, dtype=np.int64).reshape(-1, 3),
+        np.array(rotate, dtype=np.int64),
+        np.array(u, dtype=float).reshape(-1, 3),
+        np.array(theta, dtype=float).reshape(-1, 3),
+        np.array(tf, dtype=np.int64),
+        kinds,
+        params,
+        tables,
+        offsets,
+        timefunc.no_window(),
+    )
 
 
 def prescribed_dofs(items: Sequence[Prescribed], n_nodes: int) -> np.ndarray:
@@ -91,8 +98,9 @@ def prescribed_dofs(items: Sequence[Prescribed], n_nodes: int) -> np.ndarray:
 def impose(pa, t, x0, rot0, x, rot):
     """Write the prescribed positions and rotations at time t into x (N,3), rot (N,3,3)."""
     for k in range(pa.node.shape[0]):
-        f = timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
-                                     pa.tf[k], t, pa.window)  # fmt: skip
+        f = timefunc.evaluate_packed(
+            pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[k], t, pa.window
+        )
         a = pa.node[k]
         for i in range(3):
             if pa.translate[k, i]:
@@ -101,8 +109,11 @@ def impose(pa, t, x0, rot0, x, rot):
             r = so3.exp((f * pa.theta[k, 0], f * pa.theta[k, 1], f * pa.theta[k, 2]))
             for i in range(3):
                 for j in range(3):
-                    rot[a, i, j] = (r[3 * i] * rot0[a, 0, j] + r[3 * i + 1] * rot0[a, 1, j]
-                                    + r[3 * i + 2] * rot0[a, 2, j])
+                    rot[a, i, j] = (
+                        r[3 * i] * rot0[a, 0, j]
+                        + r[3 * i + 1] * rot0[a, 1, j]
+                        + r[3 * i + 2] * rot0[a, 2, j]
+                    )
 
 
 def prescribed_velocities(pa: PrescribedArrays, t: float, dt: float, v, omega) -> None:
@@ -112,8 +123,12 @@ def prescribed_velocities(pa: PrescribedArrays, t: float, dt: float, v, omega) -
     rotation vector is scaled along a fixed axis, so the spatial angular velocity is that
     rate times theta."""
     for k in range(len(pa.node)):
-        f = [timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
-                                      pa.tf[k], tk, pa.window) for tk in (t - dt, t, t + dt)]
+        f = [
+            timefunc.evaluate_packed(
+                pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[k], tk, pa.window
+            )
+            for tk in (t - dt, t, t + dt)
+        ]
         rate = (f[1] - f[0]) / dt if t - dt >= -1e-12 * dt else (f[2] - f[1]) / dt
         if pa.translate[k].any():
             v[pa.node[k]] = np.where(pa.translate[k], rate * pa.u[k], v[pa.node[k]])
@@ -130,11 +145,19 @@ def largest_rotation_step(pa, times):
         if not pa.rotate[k]:
             continue
         size = math.sqrt(pa.theta[k, 0] ** 2 + pa.theta[k, 1] ** 2 + pa.theta[k, 2] ** 2)
-        prev = timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
-                                        pa.tf[k], times[0], pa.window)  # fmt: skip
+        prev = timefunc.evaluate_packed(
+            pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[k], times[0], pa.window
+        )
         for i in range(1, times.shape[0]):
-            f = timefunc.evaluate_packed(pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets,
-                                         pa.tf[k], times[i], pa.window)  # fmt: skip
+            f = timefunc.evaluate_packed(
+                pa.tf_kinds,
+                pa.tf_params,
+                pa.tf_tables,
+                pa.tf_offsets,
+                pa.tf[k],
+                times[i],
+                pa.window,
+            )
             largest = max(largest, abs(f - prev) * size)
             prev = f
     return largest

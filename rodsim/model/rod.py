@@ -115,8 +115,11 @@ def _forces_from_resultants(r1, w, qv, s, half, inv_s, psi, k, d, dd, n_mat, m_m
     notes/seed_004 §3.7 (the elastic forces for C eps, the viscous ones for beta C deps/dt)."""
     qn = so3.cross(qv, n_mat)
     qqn = so3.cross(qv, qn)
-    n1 = (n_mat[0] + qn[0] + k * qqn[0], n_mat[1] + qn[1] + k * qqn[1],
-          n_mat[2] + qn[2] + k * qqn[2])  # fmt: skip
+    n1 = (
+        n_mat[0] + qn[0] + k * qqn[0],
+        n_mat[1] + qn[1] + k * qqn[1],
+        n_mat[2] + qn[2] + k * qqn[2],
+    )
     n = so3.matvec(r1, n1)
     dn = so3.cross(d, n)
     # jl(psi/2)^T = jl(-psi/2): coefficients (1 - cos t)/t^2, (t - sin t)/t^3 at t = half
@@ -178,8 +181,9 @@ def _element(x1, x2, r1, q, h, c1, c2, g0, w0):
     n_mat = (c1[0] * gamma[0], c1[1] * gamma[1], c1[2] * gamma[2])
     m_mat = (c2[0] * omega[0], c2[1] * omega[1], c2[2] * omega[2])
     energy = 0.5 * h * (so3.dot(gamma, n_mat) + so3.dot(omega, m_mat))
-    n, tau1, tau2 = _forces_from_resultants(r1, q[0], qv, s, half, inv_s, psi, k, d, dd, n_mat,
-                                            m_mat)  # fmt: skip
+    n, tau1, tau2 = _forces_from_resultants(
+        r1, q[0], qv, s, half, inv_s, psi, k, d, dd, n_mat, m_mat
+    )
     return n, tau1, tau2, energy, gamma, omega, n_mat, m_mat
 
 
@@ -236,10 +240,16 @@ def _element_at_inlined_body(el, e, x, rot, quat):
         qj = so3.quat_mul(qj, _load_quat(el.offset_q[e], 1))
         r1 = so3.matmul(r1, _load_mat(el.offset[e], 0))
     return _element(
-        _load_vec(x, i), _load_vec(x, j), r1, relative_quaternion(qi, qj), el.length[e],
-        _load_vec(el.c1, e), _load_vec(el.c2, e), _load_vec(el.gamma0, e),
+        _load_vec(x, i),
+        _load_vec(x, j),
+        r1,
+        relative_quaternion(qi, qj),
+        el.length[e],
+        _load_vec(el.c1, e),
+        _load_vec(el.c2, e),
+        _load_vec(el.gamma0, e),
         _load_vec(el.omega0, e),
-    )[:4]  # fmt: skip
+    )[:4]
 
 
 @kernel(inline="always")
@@ -294,8 +304,7 @@ def _elements_to_work(el, x, rot, quat, work, lo, hi):
 
 
 @kernel(parallel=True)
-def assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, block_energy,
-                             overwrite=False):
+def assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, block_energy, overwrite=False):
     """Parallel assemble_forces: contiguous element blocks (bounds (B+1,) int64) in parallel
     into ``work`` (E,2,6), their energies into block_energy (B,), then a race-free gather per
     node through the CSR map. The gather adds in the serial scatter's order, so f and tau are
@@ -352,9 +361,16 @@ def element_fields(el, x, rot, gamma, omega, n_mat, m_mat):
         j = el.conn[e, 1]
         r1, r2 = _end_rotations(el, e, rot)
         out = element_response(
-            _load_vec(x, i), _load_vec(x, j), r1, r2, el.length[e], _load_vec(el.c1, e),
-            _load_vec(el.c2, e), _load_vec(el.gamma0, e), _load_vec(el.omega0, e),
-        )  # fmt: skip
+            _load_vec(x, i),
+            _load_vec(x, j),
+            r1,
+            r2,
+            el.length[e],
+            _load_vec(el.c1, e),
+            _load_vec(el.c2, e),
+            _load_vec(el.gamma0, e),
+            _load_vec(el.omega0, e),
+        )
         energy += out[3]
         for k in range(3):
             gamma[e, k] = out[4][k]
@@ -376,9 +392,16 @@ def reference_strains(conn, length, x, rot, gamma0, omega0):
         i = conn[e, 0]
         j = conn[e, 1]
         out = element_response(
-            _load_vec(x, i), _load_vec(x, j), _load_mat(rot, i), _load_mat(rot, j), length[e],
-            zero, zero, zero, zero,
-        )  # fmt: skip
+            _load_vec(x, i),
+            _load_vec(x, j),
+            _load_mat(rot, i),
+            _load_mat(rot, j),
+            length[e],
+            zero,
+            zero,
+            zero,
+            zero,
+        )
         for k in range(3):
             gamma0[e, k] = out[4][k]
             omega0[e, k] = out[5][k]
@@ -429,13 +452,20 @@ def make_elements(conn, x0, rot0, c1, c2, end_frames=None) -> RodElements:
     own = np.arange(2 * ne, dtype=np.int64).reshape(ne, 2)
     gamma0 = np.zeros((ne, 3))
     omega0 = np.zeros((ne, 3))
-    reference_strains(own, length, np.ascontiguousarray(x0[conn].reshape(2 * ne, 3)),
-                      np.ascontiguousarray(ends), gamma0, omega0)  # fmt: skip
+    reference_strains(
+        own,
+        length,
+        np.ascontiguousarray(x0[conn].reshape(2 * ne, 3)),
+        np.ascontiguousarray(ends),
+        gamma0,
+        omega0,
+    )
     offset_q = np.zeros((ne, 2, 4))
     offset_q[:, :, 0] = 1.0
     for e in np.flatnonzero(has_offset):
         for side in (0, 1):
             offset_q[e, side] = so3.quat_from_matrix(tuple(offset[e, side].ravel()))
     ptr, slots = node_element_map(conn, x0.shape[0])
-    return RodElements(conn, length, c1, c2, gamma0, omega0, ptr, slots, offset, offset_q,
-                       has_offset)
+    return RodElements(
+        conn, length, c1, c2, gamma0, omega0, ptr, slots, offset, offset_q, has_offset
+    )

@@ -55,8 +55,7 @@ def _strain_rates(x1, x2, r1, q, h, v1, v2, w1, w2):
 @kernel
 def strain_rates(x1, x2, r1, r2, h, v1, v2, w1, w2):
     """_strain_rates for rotation matrices r1, r2 (tuples); for tests and output."""
-    return _strain_rates(x1, x2, r1, so3.quat_from_matrix(so3.matTmul(r1, r2)), h, v1, v2,
-                         w1, w2)  # fmt: skip
+    return _strain_rates(x1, x2, r1, so3.quat_from_matrix(so3.matTmul(r1, r2)), h, v1, v2, w1, w2)
 
 
 @kernel
@@ -82,17 +81,33 @@ def damping_forces(el, x, rot, quat, vel, omg, beta, f, tau):
         q = relative_quaternion(qi, qj)
         x1 = _load_vec(x, i)
         x2 = _load_vec(x, j)
-        g_dot, o_dot = _strain_rates(x1, x2, r1, q, el.length[e], _load_vec(vel, i),
-                                     _load_vec(vel, j), _load_vec(omg, i), _load_vec(omg, j))
-        n_d = (beta * el.c1[e, 0] * g_dot[0], beta * el.c1[e, 1] * g_dot[1],
-               beta * el.c1[e, 2] * g_dot[2])  # fmt: skip
-        m_d = (beta * el.c2[e, 0] * o_dot[0], beta * el.c2[e, 1] * o_dot[1],
-               beta * el.c2[e, 2] * o_dot[2])  # fmt: skip
+        g_dot, o_dot = _strain_rates(
+            x1,
+            x2,
+            r1,
+            q,
+            el.length[e],
+            _load_vec(vel, i),
+            _load_vec(vel, j),
+            _load_vec(omg, i),
+            _load_vec(omg, j),
+        )
+        n_d = (
+            beta * el.c1[e, 0] * g_dot[0],
+            beta * el.c1[e, 1] * g_dot[1],
+            beta * el.c1[e, 2] * g_dot[2],
+        )
+        m_d = (
+            beta * el.c2[e, 0] * o_dot[0],
+            beta * el.c2[e, 1] * o_dot[1],
+            beta * el.c2[e, 2] * o_dot[2],
+        )
         power += el.length[e] * (so3.dot(g_dot, n_d) + so3.dot(o_dot, m_d))
         qv, s, half, inv_s, psi, k = relative_data(q)
         d = so3.sub(x2, x1)
-        n, t1, t2 = _forces_from_resultants(r1, q[0], qv, s, half, inv_s, psi, k, d,
-                                            so3.matTvec(r1, d), n_d, m_d)  # fmt: skip
+        n, t1, t2 = _forces_from_resultants(
+            r1, q[0], qv, s, half, inv_s, psi, k, d, so3.matTvec(r1, d), n_d, m_d
+        )
         for c in range(3):
             f[i, c] += n[c]
             f[j, c] -= n[c]
@@ -126,8 +141,17 @@ def element_strains(el, x, rot, quat, gamma, omega):
     Generic: float64 or complex128 arrays (the implicit scheme's complex-step Jacobian)."""
     for e in range(el.conn.shape[0]):
         x1, x2, r1, q = _element_ends(el, e, x, rot, quat)
-        out = _element(x1, x2, r1, q, el.length[e], _load_vec(el.c1, e), _load_vec(el.c2, e),
-                       _load_vec(el.gamma0, e), _load_vec(el.omega0, e))  # fmt: skip
+        out = _element(
+            x1,
+            x2,
+            r1,
+            q,
+            el.length[e],
+            _load_vec(el.c1, e),
+            _load_vec(el.c2, e),
+            _load_vec(el.gamma0, e),
+            _load_vec(el.omega0, e),
+        )
         for k in range(3):
             gamma[e, k] = out[4][k]
             omega[e, k] = out[5][k]
@@ -144,9 +168,20 @@ def resultant_forces(el, x, rot, quat, n_mat, m_mat, f, tau):
         x1, x2, r1, q = _element_ends(el, e, x, rot, quat)
         qv, s, half, inv_s, psi, k = relative_data(q)
         d = so3.sub(x2, x1)
-        n, t1, t2 = _forces_from_resultants(r1, q[0], qv, s, half, inv_s, psi, k, d,
-                                            so3.matTvec(r1, d), _load_vec(n_mat, e),
-                                            _load_vec(m_mat, e))  # fmt: skip
+        n, t1, t2 = _forces_from_resultants(
+            r1,
+            q[0],
+            qv,
+            s,
+            half,
+            inv_s,
+            psi,
+            k,
+            d,
+            so3.matTvec(r1, d),
+            _load_vec(n_mat, e),
+            _load_vec(m_mat, e),
+        )
         i = el.conn[e, 0]
         j = el.conn[e, 1]
         for c in range(3):

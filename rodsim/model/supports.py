@@ -88,23 +88,37 @@ def pack_supports(items: Sequence[Support], x0: np.ndarray, rot0: np.ndarray) ->
         nodes = np.asarray(s.nodes, dtype=np.int64).ravel()
         scale = np.ones(len(nodes)) if s.scale is None else np.asarray(s.scale, dtype=float)
         r0 = rot0[nodes]
-        for key, value, rotational in (("k_t", s.spring, False), ("c_t", s.dashpot, False),
-                                       ("k_r", s.rotational_spring, True),
-                                       ("c_r", s.rotational_dashpot, True)):
+        for key, value, rotational in (
+            ("k_t", s.spring, False),
+            ("c_t", s.dashpot, False),
+            ("k_r", s.rotational_spring, True),
+            ("c_r", s.rotational_dashpot, True),
+        ):
             per_node = scale[:, None] * np.asarray(value, dtype=float)[None, :]
             blocks[key].append(_axes_matrices(per_node, s.frame, r0, rotational))
         blocks["node"].append(nodes)
     if not items:
         z = np.zeros((0, 3, 3))
-        return SupportArrays(np.zeros(0, dtype=np.int64), np.zeros((0, 3)), z, np.zeros((0, 4)),
-                             z, z.copy(), z.copy(), z.copy())  # fmt: skip
+        return SupportArrays(
+            np.zeros(0, dtype=np.int64),
+            np.zeros((0, 3)),
+            z,
+            np.zeros((0, 4)),
+            z,
+            z.copy(),
+            z.copy(),
+            z.copy(),
+        )
     node = np.concatenate(blocks["node"])
     r0 = np.ascontiguousarray(rot0[node])
     q0 = np.array([so3.quat_from_matrix(tuple(r.ravel())) for r in r0]).reshape(-1, 4)
     return SupportArrays(
-        node, np.ascontiguousarray(x0[node]), r0, q0,
+        node,
+        np.ascontiguousarray(x0[node]),
+        r0,
+        q0,
         *(np.ascontiguousarray(np.concatenate(blocks[k])) for k in ("k_t", "c_t", "k_r", "c_r")),
-    )  # fmt: skip
+    )
 
 
 def foundation_scale(conn: np.ndarray, length: np.ndarray, nodes: np.ndarray):
@@ -177,8 +191,11 @@ def _jl_inv(psi, e, v, sign):
     v + sign/2 psi x v + e psi x (psi x v)."""
     pv = so3.cross(psi, v)
     ppv = so3.cross(psi, pv)
-    return (v[0] + 0.5 * sign * pv[0] + e * ppv[0], v[1] + 0.5 * sign * pv[1] + e * ppv[1],
-            v[2] + 0.5 * sign * pv[2] + e * ppv[2])  # fmt: skip
+    return (
+        v[0] + 0.5 * sign * pv[0] + e * ppv[0],
+        v[1] + 0.5 * sign * pv[1] + e * ppv[1],
+        v[2] + 0.5 * sign * pv[2] + e * ppv[2],
+    )
 
 
 @kernel(inline="always")
@@ -243,8 +260,11 @@ def support_step_damping(sp, u0, psi0, u1, psi1, quat_mid, h, f, tau):
     c = 1.0 / h
     for i in range(sp.node.shape[0]):
         du = (c * (u1[i, 0] - u0[i, 0]), c * (u1[i, 1] - u0[i, 1]), c * (u1[i, 2] - u0[i, 2]))
-        dpsi = (c * (psi1[i, 0] - psi0[i, 0]), c * (psi1[i, 1] - psi0[i, 1]),
-                c * (psi1[i, 2] - psi0[i, 2]))  # fmt: skip
+        dpsi = (
+            c * (psi1[i, 0] - psi0[i, 0]),
+            c * (psi1[i, 1] - psi0[i, 1]),
+            c * (psi1[i, 2] - psi0[i, 2]),
+        )
         n = so3.matvec(so3.mat_at(sp.c_t, i), du)
         m = so3.matvec(so3.mat_at(sp.c_r, i), dpsi)
         psi, e = _rotation(sp, i, quat_mid)

@@ -227,8 +227,15 @@ def evaluate_packed(kinds, params, tables, offsets, i, t, window):
     gives. No allocation."""
     ts = window_time(window, t)
     return _evaluate_rows(
-        kinds[i], params[i, 0], params[i, 1], params[i, 2], tables, offsets[i], offsets[i + 1],
-        t, ts,
+        kinds[i],
+        params[i, 0],
+        params[i, 1],
+        params[i, 2],
+        tables,
+        offsets[i],
+        offsets[i + 1],
+        t,
+        ts,
     )
 
 

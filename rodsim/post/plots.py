@@ -16,8 +16,15 @@ import numpy as np
 from rodsim.errors import CaseError
 from rodsim.results_format import frame_count, open_results
 
-NODAL = ("position", "displacement", "velocity", "angular_velocity", "linear_momentum",
-         "angular_momentum", "rotation")
+NODAL = (
+    "position",
+    "displacement",
+    "velocity",
+    "angular_velocity",
+    "linear_momentum",
+    "angular_momentum",
+    "rotation",
+)
 RODS = ("force", "moment", "strain", "curvature")
 PLATES = ("membrane", "bending", "shear")
 COMPONENTS = {
@@ -77,14 +84,14 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
 
 def _quantity(f, t, what: str, ax, n: int) -> None:
     if "@" not in what:
-        raise CaseError(f"expected energy, momentum or QUANTITY@SET, got {what!r}",
-                        key="plot")
+        raise CaseError(f"expected energy, momentum or QUANTITY@SET, got {what!r}", key="plot")
     quantity, set_name = what.split("@", 1)
     name, _, component = quantity.partition(".")
     sets = f["mesh/sets"]
     if set_name not in sets:
-        raise CaseError(f"unknown node set {set_name!r} (sets: {', '.join(sorted(sets))})",
-                        key="plot")
+        raise CaseError(
+            f"unknown node set {set_name!r} (sets: {', '.join(sorted(sets))})", key="plot"
+        )
     nodes = sets[set_name][()]
     if len(nodes) == 0:
         raise CaseError(f"node set {set_name!r} is empty", key="plot")
@@ -99,13 +106,17 @@ def _quantity(f, t, what: str, ax, n: int) -> None:
         data = f[f"{'rods' if name in RODS else 'plates'}/{name}"][:n, elems]
         labels = [f"element {e}" for e in elems]
     else:
-        raise CaseError(f"unknown quantity {name!r}; expected one of "
-                        f"{', '.join(NODAL + RODS + PLATES)}", key="plot")
+        raise CaseError(
+            f"unknown quantity {name!r}; expected one of {', '.join(NODAL + RODS + PLATES)}",
+            key="plot",
+        )
     names = COMPONENTS.get(name, ("x", "y", "z"))
     if component:
         if component not in names:
-            raise CaseError(f"unknown component {component!r} of {name}; expected one of "
-                            f"{', '.join(names)}", key="plot")
+            raise CaseError(
+                f"unknown component {component!r} of {name}; expected one of {', '.join(names)}",
+                key="plot",
+            )
         picks = [names.index(component)]
     else:
         picks = list(range(len(names)))

@@ -14,12 +14,21 @@ def describe(path) -> str:
         e = f["mesh/rods"].shape[0] if "mesh/rods" in f else 0
         plates = f["mesh/plates"][()] if "mesh/plates" in f else np.zeros((0, 4), np.int64)
         triangles = int(np.count_nonzero(plates[:, 3] == plates[:, 2]))
-        plate_text = (f", {len(plates)} plate elements ({len(plates) - triangles} quads, "
-                      f"{triangles} triangles)" if len(plates) else "")
+        plate_text = (
+            f", {len(plates)} plate elements ({len(plates) - triangles} quads, "
+            f"{triangles} triangles)"
+            if len(plates)
+            else ""
+        )
         major, minor = layout_version(f)
         fields = []
-        f.visititems(lambda name, obj: fields.append(f"{name} {obj.shape}")
-                     if isinstance(obj, h5py.Dataset) and not name.startswith("mesh/") else None)
+        f.visititems(
+            lambda name, obj: (
+                fields.append(f"{name} {obj.shape}")
+                if isinstance(obj, h5py.Dataset) and not name.startswith("mesh/")
+                else None
+            )
+        )
         lines = [
             f"file      {path}",
             f"title     {f.attrs.get('title', '')}",
@@ -32,12 +41,17 @@ def describe(path) -> str:
             return "\n".join([*lines, "frames    0 (the run wrote no frame)"])
         lines.append(f"frames    {len(t)}, time {t[0]:.6g} to {t[-1]:.6g}")
         k = len(t) - 1
-        lines.append("final     energy kinetic {:.6g}, internal {:.6g}, external {:.6g}, "
-                     "total {:.6g}".format(*(float(f[f"energy/{q}"][k]) for q in
-                                             ("kinetic", "internal", "external", "total"))))
+        lines.append(
+            "final     energy kinetic {:.6g}, internal {:.6g}, external {:.6g}, "
+            "total {:.6g}".format(
+                *(float(f[f"energy/{q}"][k]) for q in ("kinetic", "internal", "external", "total"))
+            )
+        )
         lin, ang = f["momentum/linear"][k], f["momentum/angular"][k]
-        lines.append(f"          momentum linear {np.array2string(lin, precision=6)}, "
-                     f"angular {np.array2string(ang, precision=6)}")
+        lines.append(
+            f"          momentum linear {np.array2string(lin, precision=6)}, "
+            f"angular {np.array2string(ang, precision=6)}"
+        )
         if f.attrs.get("overrides"):
             lines.append(f"overrides {f.attrs['overrides']}")
         lines.append("fields    " + "\n          ".join(fields))

@@ -74,8 +74,12 @@ def dominant_frequency(t: np.ndarray, v: np.ndarray) -> float:
         coef, *_ = np.linalg.lstsq(a, v, rcond=None)
         return float(np.sum((a @ coef - v) ** 2))
 
-    res = minimize_scalar(residual, bounds=(max(guess - bin_w, 0.5 * bin_w), guess + bin_w),
-                          method="bounded", options={"xatol": 1e-12 * guess})
+    res = minimize_scalar(
+        residual,
+        bounds=(max(guess - bin_w, 0.5 * bin_w), guess + bin_w),
+        method="bounded",
+        options={"xatol": 1e-12 * guess},
+    )
     return float(res.x)
 
 
@@ -103,8 +107,9 @@ def first_crossing(t: np.ndarray, v: np.ndarray, level: float) -> float:
     return float(np.interp(level, [a[k - 1], a[k]], [t[k - 1], t[k]]))
 
 
-def reduce(t: np.ndarray, v: np.ndarray, how: str, window=(0.0, math.inf), at=None,
-           curve=None) -> float:
+def reduce(
+    t: np.ndarray, v: np.ndarray, how: str, window=(0.0, math.inf), at=None, curve=None
+) -> float:
     """A number out of a time series (see rodsim.validate.spec.REDUCERS)."""
     if not np.all(np.isfinite(v)):
         return math.nan

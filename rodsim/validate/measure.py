@@ -63,11 +63,18 @@ def read_series(path, series: str) -> tuple[np.ndarray, np.ndarray]:
             return t, f[f"energy/{comp}"][:n]
         if what in ("linear_momentum", "angular_momentum"):
             return t, _component(f[f"momentum/{what.split('_')[0]}"][:n], comp, what)
-        if what not in ("displacement", "position", "local_displacement", "reaction_force",
-                        "reaction_moment"):
-            raise CaseError(f"unknown series {series!r}; expected displacement, position, "
-                            "local_displacement, reaction_force, reaction_moment, "
-                            "linear_momentum, angular_momentum or energy")
+        if what not in (
+            "displacement",
+            "position",
+            "local_displacement",
+            "reaction_force",
+            "reaction_moment",
+        ):
+            raise CaseError(
+                f"unknown series {series!r}; expected displacement, position, "
+                "local_displacement, reaction_force, reaction_moment, "
+                "linear_momentum, angular_momentum or energy"
+            )
         if node_set is None:
             raise CaseError(f"series {series!r} needs a node set: {what}.{comp}@SET")
         nodes = _nodes(f, node_set)

@@ -22,29 +22,48 @@ def _num(x: float) -> str:
 
 def rows(outcomes) -> list[tuple[str, ...]]:
     """Table cells, one row per compared quantity."""
-    return [(r.benchmark, r.quantity, _num(r.reference), _num(r.computed), _num(r.error),
-             _num(r.tolerance), r.status) for o in outcomes for r in o.rows]
+    return [
+        (
+            r.benchmark,
+            r.quantity,
+            _num(r.reference),
+            _num(r.computed),
+            _num(r.error),
+            _num(r.tolerance),
+            r.status,
+        )
+        for o in outcomes
+        for r in o.rows
+    ]
 
 
 def table(outcomes) -> str:
     """The fixed-width table printed by ``rodsim validate``."""
     cells = [HEADER, *rows(outcomes)]
     widths = [max(len(c[i]) for c in cells) for i in range(len(HEADER))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-             for row in cells]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     notes = [f"  {o.benchmark.name}: {o.note}" for o in outcomes if o.note]
-    notes += [f"  {r.benchmark}, {r.quantity}: {r.note}" for o in outcomes for r in o.rows
-              if r.note and r.note != o.note]
+    notes += [
+        f"  {r.benchmark}, {r.quantity}: {r.note}"
+        for o in outcomes
+        for r in o.rows
+        if r.note and r.note != o.note
+    ]
     return "\n".join(lines + (["notes:", *notes] if notes else []))
 
 
 def summary(outcomes) -> str:
-    counts = {s: sum(o.status == s for o in outcomes)
-              for s in (compare.PASS, compare.FAIL, compare.ERROR)}
+    counts = {
+        s: sum(o.status == s for o in outcomes) for s in (compare.PASS, compare.FAIL, compare.ERROR)
+    }
     wall = sum(o.wall for o in outcomes)
-    return (f"{len(outcomes)} benchmarks: {counts[compare.PASS]} passed, "
-            f"{counts[compare.FAIL] + counts[compare.ERROR]} failed ({wall:.1f} s)")
+    return (
+        f"{len(outcomes)} benchmarks: {counts[compare.PASS]} passed, "
+        f"{counts[compare.FAIL] + counts[compare.ERROR]} failed ({wall:.1f} s)"
+    )
 
 
 def _plt():
@@ -68,13 +87,19 @@ def figure(outcome: Outcome, path: Path) -> Path | None:
         q = next(q for q in bench.quantities if q.reduce == "order")
         row = next((r for r in outcome.rows if r.quantity == q.name), None)
         runs = [(r, h) for r, h in q.h if r in outcome.results]
-        freqs = [compare.reduce(*read_series(outcome.results[r], q.series), "frequency",
-                                q.window) for r, _ in runs]
+        freqs = [
+            compare.reduce(*read_series(outcome.results[r], q.series), "frequency", q.window)
+            for r, _ in runs
+        ]
         h = np.array([h for _, h in runs])
         err = np.abs(np.array(freqs) - q.exact.value) / q.exact.value
         ax.loglog(h, err, "o-", label=f"rodsim (order {_num(row.computed) if row else '-'})")
-        ax.loglog(h, err[-1] * (h / h[-1]) ** q.reference.value, "k--",
-                  label=f"slope {q.reference.value:g}")
+        ax.loglog(
+            h,
+            err[-1] * (h / h[-1]) ** q.reference.value,
+            "k--",
+            label=f"slope {q.reference.value:g}",
+        )
         ax.set_xlabel("element length h")
         ax.set_ylabel("relative frequency error")
     else:
@@ -83,8 +108,7 @@ def figure(outcome: Outcome, path: Path) -> Path | None:
             ax.plot(t, v, label=f"rodsim ({run})" if len(outcome.results) > 1 else "rodsim")
         if fig_spec.curve is not None:
             c = fig_spec.curve
-            ax.plot(c.x, c.y, "o", ms=3.5, mfc="none", color="k",
-                    label=f"reference ({c.name})")
+            ax.plot(c.x, c.y, "o", ms=3.5, mfc="none", color="k", label=f"reference ({c.name})")
         ax.set_xlabel("time")
         ax.set_ylabel(fig_spec.ylabel)
     ax.set_title(f"{bench.number}. {bench.title} ({outcome.tier} tier)")
@@ -98,8 +122,7 @@ def figure(outcome: Outcome, path: Path) -> Path | None:
 
 def _md_table(outcomes) -> list[str]:
     out = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
-            for row in rows(outcomes)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows(outcomes)]
     return out
 
 
@@ -109,14 +132,19 @@ def write_report(outcomes, folder, tier: str, command: str = REGENERATE) -> Path
     folder.mkdir(parents=True, exist_ok=True)
     today = datetime.date.today().isoformat()
     lines = [
-        "# rodsim validation report", "",
+        "# rodsim validation report",
+        "",
         f"Tier: **{tier}**{' (coarser meshes, shorter runs; see each benchmark)' if tier == 'quick' else ''}."  # noqa: E501
-        f" rodsim {__version__}, generated {today}. {summary(outcomes)}.", "",
-        f"Regenerate with `{command}` (the full tier: drop `--quick`).", "",
+        f" rodsim {__version__}, generated {today}. {summary(outcomes)}.",
+        "",
+        f"Regenerate with `{command}` (the full tier: drop `--quick`).",
+        "",
         "relative error = |computed - reference| / scale, where scale is |reference| unless the",
         "benchmark says otherwise (exact zeros and invariants are measured against a stated",
-        "scale).", "",
-        *_md_table(outcomes), "",
+        "scale).",
+        "",
+        *_md_table(outcomes),
+        "",
     ]
     for o in outcomes:
         b = o.benchmark
@@ -126,11 +154,14 @@ def write_report(outcomes, folder, tier: str, command: str = REGENERATE) -> Path
             lines += [b.notes.strip(), ""]
         if o.note:
             lines += [f"**Status: {o.status}.** {o.note}", ""]
-        lines += ["| quantity | reference from | tolerance | why this tolerance |",
-                  "|---|---|---|---|"]
+        lines += [
+            "| quantity | reference from | tolerance | why this tolerance |",
+            "|---|---|---|---|",
+        ]
         for q in b.quantities:
-            src = q.reference.source + (f" ({q.reference.uncertainty})"
-                                        if q.reference.uncertainty else "")
+            src = q.reference.source + (
+                f" ({q.reference.uncertainty})" if q.reference.uncertainty else ""
+            )
             lines.append(f"| {q.name} | {src} | {q.tolerance:g} | {q.reason} |")
         lines.append("")
         fig = figure(o, folder / f"{b.name}.png")

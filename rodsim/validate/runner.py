@@ -48,8 +48,12 @@ def run_case(case: Path, overrides, output: Path) -> Path:
 
 
 def _rows_for(bench: Benchmark, status: str, note: str) -> tuple[compare.Comparison, ...]:
-    return tuple(compare.Comparison(bench.name, q.name, q.reference.value, math.nan, math.nan,
-                                    q.tolerance, status, note) for q in bench.quantities)
+    return tuple(
+        compare.Comparison(
+            bench.name, q.name, q.reference.value, math.nan, math.nan, q.tolerance, status, note
+        )
+        for q in bench.quantities
+    )
 
 
 def evaluate(bench: Benchmark, q: Quantity, results: dict) -> compare.Comparison:
@@ -58,8 +62,10 @@ def evaluate(bench: Benchmark, q: Quantity, results: dict) -> compare.Comparison
         runs = [(r, h) for r, h in q.h if r in results]
         if len(runs) < 2:
             raise ValueError("fewer than two runs of the sequence in this tier")
-        freqs = [compare.reduce(*read_series(results[r], q.series), "frequency", q.window)
-                 for r, _ in runs]
+        freqs = [
+            compare.reduce(*read_series(results[r], q.series), "frequency", q.window)
+            for r, _ in runs
+        ]
         computed = compare.convergence_order([h for _, h in runs], freqs, q.exact.value)
         note = ", ".join(f"h={h:g}: {f:.7g}" for (_, h), f in zip(runs, freqs, strict=True))
     else:
@@ -67,8 +73,16 @@ def evaluate(bench: Benchmark, q: Quantity, results: dict) -> compare.Comparison
         computed = compare.reduce(t, v, q.reduce, q.window, q.at, q.curve)
         note = ""
     error = compare.relative_error(computed, q.reference.value, q.scale)
-    return compare.Comparison(bench.name, q.name, q.reference.value, computed, error,
-                              q.tolerance, compare.verdict(error, q.tolerance), note)
+    return compare.Comparison(
+        bench.name,
+        q.name,
+        q.reference.value,
+        computed,
+        error,
+        q.tolerance,
+        compare.verdict(error, q.tolerance),
+        note,
+    )
 
 
 def run_benchmark(bench: Benchmark, tier: str, workdir: Path) -> Outcome:
@@ -82,15 +96,26 @@ def run_benchmark(bench: Benchmark, tier: str, workdir: Path) -> Outcome:
             results[run] = run_case(bench.case, bench.overrides(run, tier), out / f"{run}.h5")
     except CaseError as exc:
         wall = wallclock.perf_counter() - started
-        return Outcome(bench, tier, _rows_for(bench, compare.ERROR, str(exc)), {}, wall,
-                       str(exc))
+        return Outcome(bench, tier, _rows_for(bench, compare.ERROR, str(exc)), {}, wall, str(exc))
     except NumericalError as exc:
-        return Outcome(bench, tier, _rows_for(bench, compare.FAIL, f"numerical failure: {exc}"),
-                       results, wallclock.perf_counter() - started, str(exc))
+        return Outcome(
+            bench,
+            tier,
+            _rows_for(bench, compare.FAIL, f"numerical failure: {exc}"),
+            results,
+            wallclock.perf_counter() - started,
+            str(exc),
+        )
     except ResourceError as exc:  # a signal (Interrupted) stops the whole suite instead
         note = f"results incomplete: {exc}"
-        return Outcome(bench, tier, _rows_for(bench, compare.ERROR, note), {},
-                       wallclock.perf_counter() - started, note)
+        return Outcome(
+            bench,
+            tier,
+            _rows_for(bench, compare.ERROR, note),
+            {},
+            wallclock.perf_counter() - started,
+            note,
+        )
     rows = []
     for q in bench.quantities:
         if q.reduce != "order" and q.run not in results:
@@ -98,6 +123,16 @@ def run_benchmark(bench: Benchmark, tier: str, workdir: Path) -> Outcome:
         try:
             rows.append(evaluate(bench, q, results))
         except (ValueError, CaseError) as exc:
-            rows.append(compare.Comparison(bench.name, q.name, q.reference.value, math.nan,
-                                           math.nan, q.tolerance, compare.ERROR, str(exc)))
+            rows.append(
+                compare.Comparison(
+                    bench.name,
+                    q.name,
+                    q.reference.value,
+                    math.nan,
+                    math.nan,
+                    q.tolerance,
+                    compare.ERROR,
+                    str(exc),
+                )
+            )
     return Outcome(bench, tier, tuple(rows), results, wallclock.perf_counter() - started)

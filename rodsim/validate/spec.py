@@ -16,13 +16,48 @@ from rodsim.case.load import parse_yaml
 from rodsim.errors import CaseError
 
 SPEC = "benchmark.yaml"
-REDUCERS = ("final", "at", "max", "min", "absmax", "mean", "band", "relband", "drift", "frequency",
-            "curve_rms", "order", "crossing")
+REDUCERS = (
+    "final",
+    "at",
+    "max",
+    "min",
+    "absmax",
+    "mean",
+    "band",
+    "relband",
+    "drift",
+    "frequency",
+    "curve_rms",
+    "order",
+    "crossing",
+)
 TIERS = ("quick", "full")
-_SPEC_KEYS = {"number", "title", "case", "reference", "runs", "tiers", "quantities", "figure",
-              "notes"}
-_QUANTITY_KEYS = {"name", "series", "reduce", "run", "window", "at", "reference", "scale",
-                  "tolerance", "reason", "curve", "h", "exact"}
+_SPEC_KEYS = {
+    "number",
+    "title",
+    "case",
+    "reference",
+    "runs",
+    "tiers",
+    "quantities",
+    "figure",
+    "notes",
+}
+_QUANTITY_KEYS = {
+    "name",
+    "series",
+    "reduce",
+    "run",
+    "window",
+    "at",
+    "reference",
+    "scale",
+    "tolerance",
+    "reason",
+    "curve",
+    "h",
+    "exact",
+}
 _FIGURE_KEYS = {"series", "curve", "ylabel", "kind"}
 
 
@@ -124,8 +159,9 @@ def _mapping(v, file, key, allowed: set) -> dict:
         raise _fail(f"expected a mapping, found {type(v).__name__}", file, key)
     unknown = sorted(set(v) - allowed)
     if unknown:
-        raise _fail(f"unknown key {unknown[0]!r}; expected one of {', '.join(sorted(allowed))}",
-                    file, key)
+        raise _fail(
+            f"unknown key {unknown[0]!r}; expected one of {', '.join(sorted(allowed))}", file, key
+        )
     return v
 
 
@@ -150,20 +186,26 @@ def load_reference(path: Path) -> tuple[tuple[str, ...], dict, dict]:
     if not isinstance(cites, list) or not cites or not all(isinstance(c, str) for c in cites):
         raise _fail("expected a non-empty list of full citations", path, "citation")
     values = {}
-    for name, v in _mapping(data.get("values", {}), path, "values", set(data.get("values", {})
-                                                                        or {})).items():
+    for name, v in _mapping(
+        data.get("values", {}), path, "values", set(data.get("values", {}) or {})
+    ).items():
         key = f"values.{name}"
         v = _mapping(v, path, key, {"value", "source", "uncertainty"})
-        values[name] = Value(_number(v.get("value"), path, key + ".value"),
-                             _text(v.get("source"), path, key + ".source"),
-                             str(v.get("uncertainty", "")))
+        values[name] = Value(
+            _number(v.get("value"), path, key + ".value"),
+            _text(v.get("source"), path, key + ".source"),
+            str(v.get("uncertainty", "")),
+        )
     curves = {}
     for name, c in (data.get("curves") or {}).items():
         key = f"curves.{name}"
         c = _mapping(c, path, key, {"file", "source", "uncertainty", "columns"})
-        curves[name] = _load_curve(name, path.parent / _text(c.get("file"), path, key + ".file"),
-                                   _text(c.get("source"), path, key + ".source"),
-                                   _text(c.get("uncertainty"), path, key + ".uncertainty"))
+        curves[name] = _load_curve(
+            name,
+            path.parent / _text(c.get("file"), path, key + ".file"),
+            _text(c.get("source"), path, key + ".source"),
+            _text(c.get("uncertainty"), path, key + ".uncertainty"),
+        )
     return tuple(cites), values, curves
 
 
@@ -180,8 +222,7 @@ def _load_curve(name: str, path: Path, source: str, uncertainty: str) -> Curve:
         raise _fail("expected two numeric columns after the header", path) from None
     if len(pairs) < 2 or any(len(p) != 2 for p in pairs):
         raise _fail("expected at least two rows of two numbers", path)
-    return Curve(name, tuple(p[0] for p in pairs), tuple(p[1] for p in pairs), source,
-                 uncertainty)
+    return Curve(name, tuple(p[0] for p in pairs), tuple(p[1] for p in pairs), source, uncertainty)
 
 
 def _lookup(table: dict, name, file, key, what: str):
@@ -211,8 +252,9 @@ def _quantity(q, i: int, file: Path, runs: dict, values: dict, curves: dict) -> 
             raise _fail(f"missing key {k!r}", file, key)
     reduce = q["reduce"]
     if reduce not in REDUCERS:
-        raise _fail(f"reduce must be one of {', '.join(REDUCERS)}, found {reduce!r}", file,
-                    key + ".reduce")
+        raise _fail(
+            f"reduce must be one of {', '.join(REDUCERS)}, found {reduce!r}", file, key + ".reduce"
+        )
     run = q.get("run", next(iter(runs)))  # order quantities use the runs named in h
     if run not in runs:
         raise _fail(f"no run {run!r} (runs: {', '.join(runs)})", file, key + ".run")
@@ -244,18 +286,24 @@ def _quantity(q, i: int, file: Path, runs: dict, values: dict, curves: dict) -> 
     else:
         scale = _number(scale_v, file, key + ".scale", positive=True)
     if not scale > 0:
-        raise _fail("the reference is 0: give scale (what the error is relative to)", file,
-                    key + ".scale")
+        raise _fail(
+            "the reference is 0: give scale (what the error is relative to)", file, key + ".scale"
+        )
     return Quantity(
-        name=_text(q["name"], file, key + ".name"), series=_text(q["series"], file,
-                                                                 key + ".series"),
-        reduce=reduce, reference=reference, scale=scale,
+        name=_text(q["name"], file, key + ".name"),
+        series=_text(q["series"], file, key + ".series"),
+        reduce=reduce,
+        reference=reference,
+        scale=scale,
         tolerance=_number(q["tolerance"], file, key + ".tolerance", positive=True),
-        reason=_text(q["reason"], file, key + ".reason"), run=run,
+        reason=_text(q["reason"], file, key + ".reason"),
+        run=run,
         window=_window(q.get("window"), file, key + ".window"),
         at=None if "at" not in q else _number(q["at"], file, key + ".at"),
-        curve=curve, h=h, exact=exact,
-    )  # fmt: skip
+        curve=curve,
+        h=h,
+        exact=exact,
+    )
 
 
 def load_benchmark(folder) -> Benchmark:
@@ -276,8 +324,7 @@ def load_benchmark(folder) -> Benchmark:
     case = folder / _text(data["case"], file, "case")
     if not case.is_file():
         raise _fail(f"no such case file {case}", file, "case")
-    citation, values, curves = load_reference(folder / _text(data["reference"], file,
-                                                              "reference"))
+    citation, values, curves = load_reference(folder / _text(data["reference"], file, "reference"))
     runs_v = data.get("runs") or {"main": []}
     if not isinstance(runs_v, dict):
         raise _fail("expected a mapping run name -> list of overrides", file, "runs")
@@ -301,12 +348,26 @@ def load_benchmark(folder) -> Benchmark:
         kind = f.get("kind", "time")
         if kind not in ("time", "convergence"):
             raise _fail("kind must be time or convergence", file, "figure.kind")
-        curve = _lookup(curves, f["curve"], file, "figure.curve", "curve") if "curve" in f \
-            else None
-        figure = Figure(kind, str(f.get("series", quantities[0].series)), curve,
-                        str(f.get("ylabel", f.get("series", quantities[0].series))))
-    return Benchmark(folder.name, folder, number, _text(data["title"], file, "title"), case,
-                     citation, runs, tiers, quantities, figure, str(data.get("notes", "")))
+        curve = _lookup(curves, f["curve"], file, "figure.curve", "curve") if "curve" in f else None
+        figure = Figure(
+            kind,
+            str(f.get("series", quantities[0].series)),
+            curve,
+            str(f.get("ylabel", f.get("series", quantities[0].series))),
+        )
+    return Benchmark(
+        folder.name,
+        folder,
+        number,
+        _text(data["title"], file, "title"),
+        case,
+        citation,
+        runs,
+        tiers,
+        quantities,
+        figure,
+        str(data.get("notes", "")),
+    )
 
 
 def discover(root) -> dict[str, Path]:

@@ -18,7 +18,9 @@ def select(root, names=()) -> list[Benchmark]:
     found = discover(root)
     unknown = [n for n in names if n not in found]
     if unknown:
-        raise CaseError(f"unknown benchmark {', '.join(unknown)}; valid names: "
-                        f"{', '.join(found) or 'none'}", file=str(root))
+        raise CaseError(
+            f"unknown benchmark {', '.join(unknown)}; valid names: {', '.join(found) or 'none'}",
+            file=str(root),
+        )
     benches = [load_benchmark(found[n]) for n in (names or found)]
     return sorted(benches, key=lambda b: b.number)

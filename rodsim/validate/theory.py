@@ -22,8 +22,9 @@ from scipy.optimize import brentq
 EULER_BERNOULLI_ROOTS = (1.8751040687119611, 4.694091132974175, 7.854757438237613)
 
 
-def _free_end_determinant(w: float, L: float, EI: float, kGA: float, rhoA: float,
-                          rhoI: float) -> float:
+def _free_end_determinant(
+    w: float, L: float, EI: float, kGA: float, rhoA: float, rhoI: float
+) -> float:
     # state y = (w, psi, w', psi'); y' = A y
     a = np.zeros((4, 4))
     a[0, 2] = a[1, 3] = 1.0
@@ -44,8 +45,9 @@ def euler_bernoulli_cantilever(L: float, EI: float, rhoA: float, mode: int = 1) 
     return beta * beta * math.sqrt(EI / rhoA)
 
 
-def timoshenko_cantilever(L: float, EI: float, kGA: float, rhoA: float, rhoI: float,
-                          mode: int = 1) -> float:
+def timoshenko_cantilever(
+    L: float, EI: float, kGA: float, rhoA: float, rhoI: float, mode: int = 1
+) -> float:
     """Angular frequency of bending mode 1..3 of a clamped-free Timoshenko beam.
 
     The Timoshenko frequency lies below the Euler-Bernoulli one (shear and rotary inertia
@@ -54,13 +56,17 @@ def timoshenko_cantilever(L: float, EI: float, kGA: float, rhoA: float, rhoI: fl
     w_eb = euler_bernoulli_cantilever(L, EI, rhoA, mode)
     grid = np.linspace(0.3 * w_eb, 1.0001 * w_eb, 400)
     vals = [_free_end_determinant(w, L, EI, kGA, rhoA, rhoI) for w in grid]
-    roots = [(grid[i], grid[i + 1]) for i in range(len(grid) - 1)
-             if np.sign(vals[i]) != np.sign(vals[i + 1])]
+    roots = [
+        (grid[i], grid[i + 1])
+        for i in range(len(grid) - 1)
+        if np.sign(vals[i]) != np.sign(vals[i + 1])
+    ]
     if not roots:
         raise ValueError("no Timoshenko root found below the Euler-Bernoulli frequency")
     lo, hi = roots[-1]  # the one nearest the Euler-Bernoulli frequency
-    return brentq(_free_end_determinant, lo, hi, args=(L, EI, kGA, rhoA, rhoI), xtol=1e-14,
-                  rtol=1e-15)
+    return brentq(
+        _free_end_determinant, lo, hi, args=(L, EI, kGA, rhoA, rhoI), xtol=1e-14, rtol=1e-15
+    )
 
 
 if __name__ == "__main__":  # the numbers stored in validation/timoshenko/reference.json

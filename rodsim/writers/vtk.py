@@ -73,9 +73,11 @@ def _cell_data(frame: Frame, n_rods: int, n_plates: int, blocks: list) -> dict:
 
 
 def _index_text(entries, folder: str) -> str:
-    lines = ['<?xml version="1.0"?>',
-             '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
-             "  <Collection>"]
+    lines = [
+        '<?xml version="1.0"?>',
+        '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
+        "  <Collection>",
+    ]
     for t, name in entries:
         ref = quoteattr(f"{folder}/{name}")
         lines.append(f'    <DataSet timestep="{float(t)!r}" group="" part="0" file={ref}/>')
@@ -139,8 +141,9 @@ class SeriesWriter:
     write and close raise ResourceError when a write fails (the .vtu files written before
     and an index listing exactly them stay)."""
 
-    def __init__(self, pvd, points: np.ndarray, conn: np.ndarray, plates=None,
-                 expected_frames: int = 1000):
+    def __init__(
+        self, pvd, points: np.ndarray, conn: np.ndarray, plates=None, expected_frames: int = 1000
+    ):
         self.pvd = Path(pvd)
         self.folder = self.pvd.with_name(self.pvd.stem + "_vtk")
         self.points = np.asarray(points, dtype=float)
@@ -159,8 +162,10 @@ class SeriesWriter:
         self.discard_existing = False
         self.reserve = self.folder / ".reserve"
         if self.folder.exists() and not self.folder.is_dir():  # refused before any frame
-            raise ResourceError(f"{self.folder.name} is not a folder: cannot write the "
-                                "ParaView series", file=str(self.pvd))
+            raise ResourceError(
+                f"{self.folder.name} is not a folder: cannot write the ParaView series",
+                file=str(self.pvd),
+            )
 
     def _start(self) -> None:
         """At the first frame: the earlier series aside, the folder, the index's reserve."""
@@ -180,9 +185,12 @@ class SeriesWriter:
 
     def _fail(self, what: Path, exc: OSError):
         n = len(self.entries)
-        return ResourceError(f"writing {what.name} failed ({exc.strerror or exc}); the "
-                             f"{n} frame{'s' * (n != 1)} of the ParaView series written before "
-                             "are safe", file=str(what))
+        return ResourceError(
+            f"writing {what.name} failed ({exc.strerror or exc}); the "
+            f"{n} frame{'s' * (n != 1)} of the ParaView series written before "
+            "are safe",
+            file=str(what),
+        )
 
     def write(self, frame: Frame) -> None:
         if not self.started:
@@ -201,8 +209,7 @@ class SeriesWriter:
             "d3": np.ascontiguousarray(d[:, :, 2]),
         }
         cell_data = _cell_data(frame, self.n_rods, self.n_plates, self.cells)
-        mesh = meshio.Mesh(frame.position, self.cells, point_data=point_data,
-                           cell_data=cell_data)
+        mesh = meshio.Mesh(frame.position, self.cells, point_data=point_data, cell_data=cell_data)
         tmp = self.folder / f".{name}.partial"
         try:
             mesh.write(tmp, file_format="vtu", binary=True, compression="zlib")
@@ -257,5 +264,4 @@ def read_pvd(pvd) -> list[tuple[float, Path]]:
 
     pvd = Path(pvd)
     root = ET.parse(pvd).getroot()
-    return [(float(d.get("timestep")), pvd.parent / d.get("file"))
-            for d in root.iter("DataSet")]
+    return [(float(d.get("timestep")), pvd.parent / d.get("file")) for d in root.iter("DataSet")]

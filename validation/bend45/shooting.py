@@ -58,5 +58,6 @@ def tip_displacements(loads, centre_side: float = 1.0) -> np.ndarray:
 
 if __name__ == "__main__":
     for p, u in zip((300.0, 450.0, 600.0), tip_displacements([300.0, 450.0, 600.0]), strict=True):
-        print(f"P = {p:5.0f}: u = ({u[0]:.6f}, {u[1]:.6f}, {u[2]:.6f}), |u| = "
-              f"{np.linalg.norm(u):.6f}")
+        print(
+            f"P = {p:5.0f}: u = ({u[0]:.6f}, {u[1]:.6f}, {u[2]:.6f}), |u| = {np.linalg.norm(u):.6f}"
+        )

@@ -24,8 +24,13 @@ def annulus(n_r: int, n_t: int, r_in: float = 6.0, r_out: float = 10.0) -> meshi
     def node(i, j):
         return i * (n_t + 1) + j
 
-    quads = np.array([[node(i, j), node(i + 1, j), node(i + 1, j + 1), node(i, j + 1)]
-                      for i in range(n_r) for j in range(n_t)])  # fmt: skip
+    quads = np.array(
+        [
+            [node(i, j), node(i + 1, j), node(i + 1, j + 1), node(i, j + 1)]
+            for i in range(n_r)
+            for j in range(n_t)
+        ]
+    )
     return meshio.Mesh(points, [("quad", quads)])
 
 
