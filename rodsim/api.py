@@ -112,4 +112,5 @@ def run_in_memory(
     prep = prepare(case, overrides, max_memory=max_memory)
     frames = list(runner.frames(prep, progress))
     c = prep.case
-    return from_frames(frames, prep.setup.mesh, c.data["title"], c.text, c.overrides)
+    units = runner.units_attribute(c)
+    return from_frames(frames, prep.setup.mesh, c.data["title"], c.text, c.overrides, units)

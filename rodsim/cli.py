@@ -262,6 +262,29 @@ def check(case, overrides, max_memory):
 
 
 @main.command()
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (default: stdout)."
+)
+@_handle_errors
+def schema(output):
+    """Write the case file's JSON Schema (draft 2020-12), for editors that complete and check
+    YAML (docs/units.md, "Editors")."""
+    from pathlib import Path
+
+    from rodsim.case import json_schema
+
+    text = json_schema.text()
+    if output:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ResourceError(f"cannot write the schema ({exc.strerror})", file=output) from None
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command()
 @click.argument("results", type=click.Path(dir_okay=False))
 @_handle_errors
 def info(results):

@@ -103,6 +103,7 @@ class Results:
     overrides: tuple = ()
     path: Path | None = None
     status: RunStatus | None = None
+    units: str = ""  # the `units` attribute: the declared unit system, or ""
 
     @property
     def x(self) -> np.ndarray:
@@ -147,7 +148,7 @@ def read_results(path) -> Results:
             arrays = {d.source: _read(f, d, n) for d in FRAME_DATASETS}
         else:  # a later layout: its adapter, frame by frame
             arrays = _stack([read_frame(f, k) for k in range(n)], _sizes_of(f))
-        attrs = {k: _text(f.attrs.get(k, "")) for k in ("title", "case", "overrides")}
+        attrs = {k: _text(f.attrs.get(k, "")) for k in ("title", "case", "overrides", "units")}
         return Results(
             _file_mesh(f),
             **arrays,
@@ -156,16 +157,24 @@ def read_results(path) -> Results:
             overrides=tuple(attrs["overrides"].splitlines()),
             path=Path(path),
             status=run_status(f),
+            units=attrs["units"],
         )
 
 
-def from_frames(frames, mesh, title: str = "", case: str = "", overrides=()) -> Results:
+def from_frames(
+    frames, mesh, title: str = "", case: str = "", overrides=(), units: str = ""
+) -> Results:
     """Results of frames (Frame) in memory; mesh: the run's rodsim.mesh.assemble.Mesh (as the
     results file would hold it) or a ResultsMesh."""
     mesh = mesh if isinstance(mesh, ResultsMesh) else mesh_of(mesh)
     sizes = {"N": len(mesh.points), "E": len(mesh.conn), "P": len(mesh.plates)}
     return Results(
-        mesh, **_stack(list(frames), sizes), title=title, case=case, overrides=tuple(overrides)
+        mesh,
+        **_stack(list(frames), sizes),
+        title=title,
+        case=case,
+        overrides=tuple(overrides),
+        units=units,
     )
 
 

@@ -27,8 +27,8 @@ from rodsim.writers.frame import Frame
 
 LAYOUT = 1
 # 1: layout_minor itself and a description on every mesh dataset; 2: the run status
-# attributes and solver/off_schedule
-LAYOUT_MINOR = 2
+# attributes and solver/off_schedule; 3: the units attribute
+LAYOUT_MINOR = 3
 
 # when a dataset is in the file
 ALWAYS = "always"

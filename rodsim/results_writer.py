@@ -321,6 +321,7 @@ class ResultsWriter:
             f.attrs["layout_minor"] = LAYOUT_MINOR
             f.attrs["case"] = case_text
             f.attrs["title"] = title
+            f.attrs["units"] = ""  # the declared unit system (extra_attrs), docs/units.md
             f.attrs["overrides"] = "\n".join(overrides)
             f.attrs["status"] = RUNNING
             f.attrs["status_detail"] = ""

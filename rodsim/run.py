@@ -141,6 +141,8 @@ def summary(prep: Prepared) -> str:
             f"{p.n_steps} steps" + _split_note(prep),
             f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
         ]
+    if d.get("units") is not None:
+        lines.append(f"units     {d['units'].as_attribute()}")
     lines += [f"note      {note}" for note in mesh.notes]
     if prep.memory:
         lines.append(resources.summary_line(prep.memory))
@@ -368,6 +370,12 @@ def execute(
         output_lock.release(lock)
 
 
+def units_attribute(case: Case) -> str:
+    """The results file's `units` attribute: the declared system, or '' (docs/results.md)."""
+    system = case.data.get("units")
+    return system.as_attribute() if system is not None else ""
+
+
 def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Result:
     case, mesh, p = prep.case, prep.setup.mesh, prep.plan
     started = wallclock.perf_counter()
@@ -378,6 +386,7 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
             case.text,
             case.data["title"],
             prep.overrides,
+            extra_attrs={"units": units_attribute(case)},
             end_requested=p.t_end,
             expected_frames=p.n_frames,
             compression=case.data["output"]["compression"],

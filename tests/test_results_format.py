@@ -151,7 +151,8 @@ def test_every_dataset_of_the_file_is_in_the_table_and_holds_what_was_written(
     present = {"always": True, "rods": rods, "plates": plates}
     with h5py.File(path, "r") as f:
         assert f.attrs["layout"] == 1
-        assert f.attrs["layout_minor"] == 2
+        assert f.attrs["layout_minor"] == 3
+        assert f.attrs["units"] == ""  # no units declared
         assert f.attrs["case"] == "case: text\n"
         assert f.attrs["title"] == "random"
         assert f.attrs["overrides"] == "a=1\nb=2"

@@ -12,7 +12,7 @@ from pathlib import Path, PurePath
 import numpy as np
 import yaml
 
-from rodsim.case import v1
+from rodsim.case import units, v1
 from rodsim.case.schema import render, show
 from rodsim.errors import CaseError
 
@@ -341,7 +341,8 @@ def case_from_text(text: str, path, overrides=(), name: str | None = None) -> Ca
     try:
         for assignment in overrides:
             apply_override(data, assignment)
-        normalised = v1.CASE.check(data, ())
+        with units.declared(v1.declared_units(data)):
+            normalised = v1.CASE.check(data, ())
     except CaseError as exc:
         raise CaseError(exc.reason, file=name, key=exc.key) from None
     return Case(

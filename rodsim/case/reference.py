@@ -14,9 +14,13 @@ HEADER = """# Case-file reference (schema v1)
 
 Generated from the validator's schema (`rodsim/case/v1.py`) by
 `python -m rodsim.case.reference > docs/case_reference.md`; do not edit by hand.
-The user-facing contract, with a complete example, is INTERFACE.md §2.
+Complete examples are the cases in `inputs/` of the repository.
 
-Units are the user's own but must be consistent. Vectors are lists of 3 numbers in global axes.
+Numbers are in one consistent unit system of the user's choice. The *dimension* column gives
+each number's physical dimension (length, mass, time, force; `1` a pure number, `angle` in
+radians, `degree` in degrees). Declare the system with `units:` (SI, mm-t-s, or three base
+units) to record it in the results and to write numbers with units, `E: 210 GPa`
+([units.md](units.md)). Vectors are lists of 3 numbers in global axes.
 Unknown keys are errors. Keys marked *required* must be given; others show their default
 (*optional*: absent means not used). Any key can be overridden on the command line with
 `--set KEY=VALUE`, e.g. `--set solver.dt=1e-3` or `--set loads[0].force=[0,0,1]`.
@@ -90,17 +94,32 @@ def _default(f: s.Field) -> str:
 
 
 def _table(rec: s.Record, prefix: str, out: list, nested: list) -> None:
-    out.append("| key | expects | default | meaning |")
-    out.append("|---|---|---|---|")
+    out.append("| key | expects | dimension | default | meaning |")
+    out.append("|---|---|---|---|---|")
     for f in rec.fields:
         path = f"{prefix}.{f.name}" if prefix else f.name
         expects = f"a mapping, see `{path}`" if isinstance(f.node, s.Record) else f.node.expected()
-        out.append(f"| `{f.name}` | {expects} | {_default(f)} | {f.doc} |")
+        dim = dimension(f.node)
+        out.append(f"| `{f.name}` | {expects} | {dim} | {_default(f)} | {f.doc} |")
         _children(f.node, path, nested)
     rules = [r.__doc__ for r in rec.rules if r.__doc__]
     if rules:
         out.append("")
         out.append("Also: " + "; ".join(rules) + ".")
+
+
+def dimension(node) -> str:
+    """The physical dimension of a key's numbers ('' for none, a count or a mapping)."""
+    if isinstance(node, s.Number):
+        return "" if node.integer else node.dim
+    if isinstance(node, s.Vector):
+        dims = [dimension(n) if isinstance(n, s.Number) else dimension(n) for n in node.items()]
+        return dims[0] if len(set(dims)) == 1 else "[" + ", ".join(dims) + "]"
+    if isinstance(node, s.ListOf):
+        return dimension(node.item)
+    if isinstance(node, s.Either):
+        return next((d for d in map(dimension, node.options) if d), "")
+    return ""
 
 
 def _children(node, path: str, nested: list) -> None:
@@ -132,10 +151,10 @@ def _section(path: str, node, out: list, seen: set) -> None:
             nested.append((f"{path}.{tag}", sub))
     elif isinstance(node, s.OneOf):
         out.append("A mapping with exactly one of:\n")
-        out.append("| key | expects | meaning |")
-        out.append("|---|---|---|")
+        out.append("| key | expects | dimension | meaning |")
+        out.append("|---|---|---|---|")
         for key, sub, doc in node.options:
-            out.append(f"| `{key}` | {sub.expected()} | {doc} |")
+            out.append(f"| `{key}` | {sub.expected()} | {dimension(sub)} | {doc} |")
             _children(sub, f"{path}.{key}", nested)
     elif isinstance(node, v1.ByType):
         out.append("Chosen by the value of `type`:\n")

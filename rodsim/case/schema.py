@@ -13,9 +13,10 @@ import difflib
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rodsim.case import units
 from rodsim.errors import CaseError
 
 Path = tuple[str | int, ...]
@@ -68,12 +69,15 @@ def _is_number(value) -> bool:
 
 @dataclass(frozen=True)
 class Number:
-    """A finite real number with optional bounds (gt: >, ge: >=, le: <=); integer: whole."""
+    """A finite real number with optional bounds (gt: >, ge: >=, le: <=); integer: whole.
+    dim: its physical dimension (rodsim.case.units: 'force/length^2', '1', 'angle', ...);
+    a number of a dimension may be written with a unit when the case declares `units:`."""
 
     gt: float | None = None
     ge: float | None = None
     le: float | None = None
     integer: bool = False
+    dim: str = ""
 
     def expected(self) -> str:
         kind = "an integer" if self.integer else "a number"
@@ -84,6 +88,8 @@ class Number:
         return f"{kind} {' and '.join(bounds)}" if bounds else kind
 
     def check(self, value, path: Path):
+        if isinstance(value, str) and self.dim and not self.integer:
+            value = units.convert(value, self.dim, render(path))
         if not _is_number(value):
             raise fail(path, f"expected {self.expected()}, got {show(value)}")
         try:
@@ -157,6 +163,13 @@ class Vector:
     nonzero: bool = False
     item: Number = Number()
     nullable: bool = False
+    dims: tuple[str, ...] = ()  # per entry, when they differ (a table row [t, v])
+
+    def items(self) -> tuple:
+        """The node of each entry."""
+        if not self.dims:
+            return (self.item,) * self.n
+        return tuple(replace(self.item, dim=d) for d in self.dims)
 
     def expected(self) -> str:
         each = self.item.expected().split(" ", 2)
@@ -173,8 +186,8 @@ class Vector:
         if self.nullable and all(v is None for v in value):
             raise fail(path, f"expected {self.expected()}, got only nulls")
         out = tuple(
-            None if (self.nullable and v is None) else self.item.check(v, (*path, i))
-            for i, v in enumerate(value)
+            None if (self.nullable and v is None) else node.check(v, (*path, i))
+            for i, (v, node) in enumerate(zip(value, self.items(), strict=True))
         )
         if self.nonzero and not any(out):
             raise fail(path, f"expected {self.expected()}, got {list(out)}")

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from rodsim.case import units
 from rodsim.case.schema import (
     Boolean,
     Constant,
@@ -25,22 +26,39 @@ from rodsim.case.schema import (
     Text,
     Vector,
     fail,
+    render,
     show,
 )
 
 DOFS = ("ux", "uy", "uz", "rx", "ry", "rz")
 
-POSITIVE = Number(gt=0)
-NONNEGATIVE = Number(ge=0)
-COUNT = Number(ge=1, le=1e8, integer=True)
+POSITIVE = Number(gt=0, dim="1")
+COUNT = Number(ge=1, le=1e8, integer=True, dim="1")
 # no upper bound: the memory a model needs limits it, and rodsim.resources refuses a model
 # whose estimate exceeds the memory available (exit code 4) before the mesh is generated
-ELEMENTS = Number(ge=1, integer=True)
+ELEMENTS = Number(ge=1, integer=True, dim="1")
 NAME = Text(identifier=True)
 SET_NAME = Text()  # a reference may be dotted: beam.end
-POINT = Vector()
-DIRECTION = Vector(nonzero=True)
-PAIR = Vector(n=2, item=POSITIVE)
+POINT = Vector(item=Number(dim="length"))
+DIRECTION = Vector(nonzero=True, item=Number(dim="1"))
+
+
+def positive(dim: str) -> Number:
+    return Number(gt=0, dim=dim)
+
+
+def nonnegative(dim: str) -> Number:
+    return Number(ge=0, dim=dim)
+
+
+def pair(dim: str) -> Vector:
+    """Two positive numbers of one dimension."""
+    return Vector(n=2, item=positive(dim))
+
+
+def vector(dim: str, **kw) -> Vector:
+    """Three numbers of one dimension (global axes)."""
+    return Vector(item=Number(dim=dim, ge=kw.pop("ge", None)), **kw)
 
 
 def _exactly_one(*keys):
@@ -80,20 +98,20 @@ def _at_most_one(*keys):
 
 TIME = OneOf(
     (
-        ("constant", Number(), "constant multiplier v"),
-        ("ramp", POSITIVE, "0 to 1 linearly over T, then 1"),
+        ("constant", Number(dim="1"), "constant multiplier v"),
+        ("ramp", positive("time"), "0 to 1 linearly over T, then 1"),
         (
             "table",
-            ListOf(Vector(n=2), min_items=1),
+            ListOf(Vector(n=2, dims=("time", "1")), min_items=1),
             "piecewise-linear [[t, v], ...], times strictly increasing; 0 after the last time",
         ),
         (
             "sine",
             Record(
                 (
-                    Field("amplitude", Number(), "amplitude"),
-                    Field("frequency", Number(), "cycles per unit time"),
-                    Field("phase", Number(), "phase (rad)", default=0.0),
+                    Field("amplitude", Number(dim="1"), "amplitude"),
+                    Field("frequency", Number(dim="1/time"), "cycles per unit time"),
+                    Field("phase", Number(dim="angle"), "phase (rad)", default=0.0),
                 )
             ),
             "amplitude sin(2 pi frequency t + phase)",
@@ -159,10 +177,10 @@ ARC_PART = Record(
     (
         Field("name", NAME, "part name; node sets <name>.start, <name>.end, <name>.all"),
         Field("center", POINT, "arc centre"),
-        Field("radius", POSITIVE, "radius (length)"),
+        Field("radius", positive("length"), "radius (length)"),
         Field("start", POINT, "first node (projected onto the arc plane through the centre)"),
         Field("normal", DIRECTION, "arc plane normal; the arc turns right-handed about it"),
-        Field("angle", Number(), "swept angle in degrees; 360 closes a ring"),
+        Field("angle", Number(dim="degree"), "swept angle in degrees; 360 closes a ring"),
         Field("elements", ELEMENTS, "number of elements (limited by memory, see the top)"),
         Field("section", NAME, "name of a rod section in `sections`"),
         Field("up", DIRECTION, "direction of d3 (default: the arc normal)", optional=True),
@@ -202,7 +220,7 @@ RECTANGLE_PART = Record(
             "a e1), .corner01 (origin + b e2), .corner11",
         ),
         Field("origin", POINT, "corner of the rectangle"),
-        Field("size", PAIR, "lengths [a, b] along e1 and e2"),
+        Field("size", pair("length"), "lengths [a, b] along e1 and e2"),
         Field(
             "elements",
             Vector(n=2, item=ELEMENTS),
@@ -269,17 +287,17 @@ PART = Tagged(
 
 MATERIAL = Record(
     (
-        Field("E", POSITIVE, "Young's modulus (force/length^2)"),
-        Field("nu", Number(gt=-1, le=0.5), "Poisson's ratio"),
-        Field("rho", POSITIVE, "density (mass/length^3)"),
+        Field("E", positive("force/length^2"), "Young's modulus (force/length^2)"),
+        Field("nu", Number(gt=-1, le=0.5, dim="1"), "Poisson's ratio"),
+        Field("rho", positive("mass/length^3"), "density (mass/length^3)"),
     )
 )
 
 SHAPE = OneOf(
     (
-        ("rectangle", PAIR, "[width along d2, height along d3]"),
-        ("circle", POSITIVE, "radius"),
-        ("tube", Vector(n=2, item=NONNEGATIVE), "[outer radius, inner radius]"),
+        ("rectangle", pair("length"), "[width along d2, height along d3]"),
+        ("circle", positive("length"), "radius"),
+        ("tube", Vector(n=2, item=nonnegative("length")), "[outer radius, inner radius]"),
     )
 )
 
@@ -310,25 +328,32 @@ _rod_section_form.__doc__ = "either EA, GA, GJ, EI, rhoA, rhoI (+ rhoJ) or mater
 ROD_SECTION = Record(
     (
         Field("type", Constant("rod"), "section type"),
-        Field("EA", POSITIVE, "axial stiffness (force)", optional=True),
+        Field("EA", positive("force"), "axial stiffness (force)", optional=True),
         Field(
             "GA",
-            PAIR,
+            pair("force"),
             "shear stiffnesses [GA2, GA3], shear correction included (force)",
             optional=True,
         ),
-        Field("GJ", POSITIVE, "torsional stiffness (force length^2)", optional=True),
+        Field(
+            "GJ", positive("force*length^2"), "torsional stiffness (force length^2)", optional=True
+        ),
         Field(
             "EI",
-            PAIR,
+            pair("force*length^2"),
             "bending stiffnesses [EI2, EI3] about d2, d3 (force length^2)",
             optional=True,
         ),
-        Field("rhoA", POSITIVE, "mass per length", optional=True),
-        Field("rhoI", PAIR, "rotary inertias [rho I2, rho I3] per length", optional=True),
+        Field("rhoA", positive("mass/length"), "mass per length", optional=True),
+        Field(
+            "rhoI",
+            pair("mass*length"),
+            "rotary inertias [rho I2, rho I3] per length",
+            optional=True,
+        ),
         Field(
             "rhoJ",
-            POSITIVE,
+            positive("mass*length"),
             "polar rotary inertia per length (default rhoI2 + rhoI3)",
             optional=True,
         ),
@@ -336,7 +361,7 @@ ROD_SECTION = Record(
         Field("shape", SHAPE, "solid cross-section shape", optional=True),
         Field(
             "shear_factor",
-            Number(gt=0, le=1),
+            Number(gt=0, le=1, dim="1"),
             "shear correction k (default: Cowper's value)",
             optional=True,
         ),
@@ -349,8 +374,13 @@ PLATE_SECTION = Record(
     (
         Field("type", Constant("plate"), "section type"),
         Field("material", MATERIAL, "homogeneous isotropic material"),
-        Field("thickness", POSITIVE, "plate thickness (length)"),
-        Field("shear_factor", Number(gt=0, le=1), "transverse shear factor", default=5.0 / 6.0),
+        Field("thickness", positive("length"), "plate thickness (length)"),
+        Field(
+            "shear_factor",
+            Number(gt=0, le=1, dim="1"),
+            "transverse shear factor",
+            default=5.0 / 6.0,
+        ),
     ),
     doc="Plate section: isotropic material and thickness (membrane E h/(1 - nu^2), bending "
     "E h^3/(12 (1 - nu^2)), shear k G h).",
@@ -417,7 +447,7 @@ SET = OneOf(
         ("box", Box(), "all nodes inside [[xmin, ymin, zmin], [xmax, ymax, zmax]]"),
         (
             "nodes",
-            ListOf(Number(ge=0, le=2**62, integer=True), min_items=1),
+            ListOf(Number(ge=0, le=2**62, integer=True, dim="1"), min_items=1),
             "node numbers (0-based, after merging; see `rodsim check`)",
         ),
         (
@@ -433,14 +463,14 @@ PRESCRIBE = Record(
     (
         Field(
             "displacement",
-            Vector(nullable=True),
+            Vector(nullable=True, item=Number(dim="length")),
             "displacement u: x = x0 + f(t) u; a null "
             "component is left free (e.g. [null, -1, null] prescribes only y)",
             optional=True,
         ),
         Field(
             "rotation",
-            POINT,
+            vector("angle"),
             "rotation vector theta (rad, global axes): Lambda = exp(f(t) theta) Lambda0",
             optional=True,
         ),
@@ -466,8 +496,10 @@ BOUNDARY = Record(
 NODE_LOAD = Record(
     (
         Field("set", SET_NAME, "node set; the load acts at every node of it"),
-        Field("force", POINT, "force (global axes, reference state)", optional=True),
-        Field("moment", POINT, "moment (global axes, reference state)", optional=True),
+        Field("force", vector("force"), "force (global axes, reference state)", optional=True),
+        Field(
+            "moment", vector("force*length"), "moment (global axes, reference state)", optional=True
+        ),
         Field(
             "follower",
             Boolean(),
@@ -476,7 +508,7 @@ NODE_LOAD = Record(
         ),
         Field(
             "pressure",
-            Number(),
+            Number(dim="force/length^2"),
             "plates: pressure along the current director d3, always a "
             "follower load (`follower` does not apply); on the plate cells whose corners are all "
             "in the set",
@@ -484,7 +516,7 @@ NODE_LOAD = Record(
         ),
         Field(
             "edge_force",
-            POINT,
+            vector("force/length"),
             "plates: force per unit length (global axes) along the plate "
             "boundary edges whose two ends are in the set, lumped to their nodes (half an edge "
             "each); dead, or follower with `follower: true`",
@@ -497,7 +529,7 @@ NODE_LOAD = Record(
 
 GRAVITY = Record(
     (
-        Field("gravity", POINT, "acceleration of gravity (length/time^2)"),
+        Field("gravity", vector("length/time^2"), "acceleration of gravity (length/time^2)"),
         Field("time", TIME, "time function (default: constant 1)", optional=True),
     )
 )
@@ -509,7 +541,6 @@ LOAD = Tagged(
     )
 )
 
-STIFFNESS = Vector(item=NONNEGATIVE)
 FRAME = Field(
     "frame",
     Text(choices=("global", "section")),
@@ -523,25 +554,25 @@ SPRING = Record(
         Field("set", SET_NAME, "node set; every node of it gets the springs and dashpots"),
         Field(
             "spring",
-            STIFFNESS,
+            vector("force/length", ge=0),
             "translational stiffness per direction (force/length): f = -K (x - x0)",
             optional=True,
         ),
         Field(
             "rotational_spring",
-            STIFFNESS,
+            vector("force*length", ge=0),
             "rotational stiffness per direction (moment/radian) on psi = log(Lambda0^T Lambda)",
             optional=True,
         ),
         Field(
             "dashpot",
-            STIFFNESS,
+            vector("force*time/length", ge=0),
             "translational damping per direction (force/velocity)",
             optional=True,
         ),
         Field(
             "rotational_dashpot",
-            STIFFNESS,
+            vector("force*length*time", ge=0),
             "rotational damping per direction (moment x time/radian) on the rate of psi",
             optional=True,
         ),
@@ -560,12 +591,12 @@ FOUNDATION = Record(
         ),
         Field(
             "modulus",
-            Vector(item=NONNEGATIVE, nonzero=True),
+            vector("force/length^2", ge=0, nonzero=True),
             "foundation modulus per direction (force per length of rod per displacement)",
         ),
         Field(
             "damping",
-            STIFFNESS,
+            vector("force*time/length^2", ge=0),
             "viscous foundation per direction (force per length per velocity)",
             optional=True,
         ),
@@ -580,7 +611,9 @@ SUPPORT = Tagged(
     )
 )
 
-INERTIA = Either((Vector(item=NONNEGATIVE), Vector(item=Vector())))
+INERTIA = Either(
+    (vector("mass*length^2", ge=0), Vector(item=Vector(item=Number(dim="mass*length^2"))))
+)
 
 
 def _inertia_shape(data, path: Path):
@@ -601,7 +634,7 @@ _inertia_shape.__doc__ = "a 3x3 inertia must be symmetric"
 MASS = Record(
     (
         Field("set", SET_NAME, "node set; the mass is added at every node of it"),
-        Field("mass", NONNEGATIVE, "point mass"),
+        Field("mass", nonnegative("mass"), "point mass"),
         Field(
             "inertia",
             INERTIA,
@@ -615,10 +648,15 @@ MASS = Record(
 
 INITIAL = Record(
     (
-        Field("velocity", POINT, "uniform translational velocity", default=(0.0, 0.0, 0.0)),
+        Field(
+            "velocity",
+            vector("length/time"),
+            "uniform translational velocity",
+            default=(0.0, 0.0, 0.0),
+        ),
         Field(
             "angular_velocity",
-            POINT,
+            vector("1/time"),
             "rigid spin (rad/time) about `center`",
             default=(0.0, 0.0, 0.0),
         ),
@@ -667,7 +705,7 @@ SOLVER = Record(
         ),
         Field(
             "dt",
-            Either((Constant("auto"), POSITIVE)),
+            Either((Constant("auto"), positive("time"))),
             "time step, or auto = safety x the "
             "stable-step estimate (both schemes; give dt to take the large steps the implicit "
             "scheme allows); equilibrium: the first pseudo-time step (auto = 10 x the "
@@ -676,12 +714,15 @@ SOLVER = Record(
         ),
         Field(
             "safety",
-            Number(gt=0, le=1),
+            Number(gt=0, le=1, dim="1"),
             "fraction of the stable step used by dt: auto",
             default=0.8,
         ),
         Field(
-            "t_end", POSITIVE, "end time (dynamic analysis; not used by equilibrium)", optional=True
+            "t_end",
+            positive("time"),
+            "end time (dynamic analysis; not used by equilibrium)",
+            optional=True,
         ),
         Field(
             "damping",
@@ -689,14 +730,14 @@ SOLVER = Record(
                 (
                     Field(
                         "strain_rate",
-                        NONNEGATIVE,
+                        nonnegative("time"),
                         "beta (time): viscous resultants beta C dstrain/dt "
                         "(objective: no work on rigid motions)",
                         default=0.0,
                     ),
                     Field(
                         "mass",
-                        NONNEGATIVE,
+                        nonnegative("1/time"),
                         "alpha (1/time): nodal force -alpha m v (for supported "
                         "structures: it also damps rigid motion)",
                         default=0.0,
@@ -786,7 +827,7 @@ OUTPUT = Record(
         Field("every", COUNT, "steps between frames", optional=True),
         Field(
             "interval",
-            POSITIVE,
+            positive("time"),
             "simulated time between frames (default: t_end / 100)",
             optional=True,
         ),
@@ -802,16 +843,42 @@ OUTPUT = Record(
     rules=(_at_most_one("every", "interval"),),
 )
 
+
+@dataclass(frozen=True)
+class Units:
+    """The `units:` declaration (rodsim.case.units): gives a UnitSystem."""
+
+    def expected(self) -> str:
+        return "SI, mm-t-s, or a mapping {length: UNIT, mass: UNIT, time: UNIT}"
+
+    def check(self, value, path: Path):
+        return units.system(value, render(path))
+
+
+def declared_units(data) -> "units.UnitSystem | None":
+    """The unit system a case document declares (checked), before the rest is checked."""
+    if isinstance(data, dict) and data.get("units") is not None:
+        return Units().check(data["units"], ("units",))
+    return None
+
+
 CASE = Record(
     (
         Field("rodsim", Constant(1, "schema version"), "schema version"),
         Field("title", Text(), "free text", default=""),
+        Field(
+            "units",
+            Units(),
+            "the unit system of the numbers; with it, numbers may be written with units "
+            "(`210 GPa`, `10 mm`) and are converted into it; docs/units.md",
+            optional=True,
+        ),
         Field("mesh", ListOf(PART, min_items=1), "the parts of the structure"),
         Field("sections", MapOf(SECTION), "named sections"),
         Field("sets", MapOf(SET), "extra named node sets", default={}),
         Field(
             "merge_tolerance",
-            NONNEGATIVE,
+            nonnegative("length"),
             "nodes of different parts closer than this are "
             "merged (default: 1e-8 x the model size), and so are two definitions of one node "
             "id in a mesh file (default: 1e-8 x the file's size)",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rodsim.case import units
 from rodsim.errors import CaseError
 from rodsim.results_format import frame_count, open_results
 
@@ -59,20 +60,22 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
         n = frame_count(f)
         t = f["time"][:n]
         title = f.attrs.get("title", "") or path.stem
+        raw = f.attrs.get("units", "")
+        system = units.from_attribute(raw.decode() if isinstance(raw, bytes) else str(raw))
         fig, ax = plt.subplots(figsize=(8, 4.5), constrained_layout=True)
         if what == "energy":
             for q in ("kinetic", "internal", "external", "total"):
                 ax.plot(t, f[f"energy/{q}"][:n], label=q)
-            ax.set_ylabel("energy")
+            ax.set_ylabel(units.axis_label("energy", system))
         elif what == "momentum":
             for q in ("linear", "angular"):
                 data = f[f"momentum/{q}"][:n]
                 for k, c in enumerate("xyz"):
                     ax.plot(t, data[:, k], label=f"{q} {c}", ls="-" if q == "linear" else "--")
-            ax.set_ylabel("total momentum")
+            ax.set_ylabel(units.axis_label("total momentum", system, "momentum"))
         else:
-            _quantity(f, t, what, ax, n)
-        ax.set_xlabel("time")
+            _quantity(f, t, what, ax, n, system)
+        ax.set_xlabel("load multiplier" if _is_equilibrium(f) else units.axis_label("time", system))
         ax.set_title(f"{title}: {what}")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small", ncol=2)
@@ -82,7 +85,7 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
     return output
 
 
-def _quantity(f, t, what: str, ax, n: int) -> None:
+def _quantity(f, t, what: str, ax, n: int, system=None) -> None:
     if "@" not in what:
         raise CaseError(f"expected energy, momentum or QUANTITY@SET, got {what!r}", key="plot")
     quantity, set_name = what.split("@", 1)
@@ -126,7 +129,7 @@ def _quantity(f, t, what: str, ax, n: int) -> None:
     for i, label in enumerate(labels):
         for k in picks:
             ax.plot(t, data[:, i, k], label=f"{label} {names[k]}")
-    ax.set_ylabel(quantity)
+    ax.set_ylabel(units.axis_label(quantity, system, name))
 
 
 def _elements_in(f, kind: str, nodes: np.ndarray, set_name: str) -> np.ndarray:
@@ -138,3 +141,24 @@ def _elements_in(f, kind: str, nodes: np.ndarray, set_name: str) -> np.ndarray:
         every = "both nodes" if kind == "rods" else "all corners"
         raise CaseError(f"no {kind[:-1]} element has {every} in set {set_name!r}", key="plot")
     return elems
+
+
+def _is_equilibrium(f) -> bool:
+    """Whether the file is of an equilibrium analysis (its `time` is the load multiplier):
+    the analysis its case text and overrides give."""
+    import yaml
+
+    def text(key):
+        raw = f.attrs.get(key, "")
+        return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+    analysis = None
+    try:
+        analysis = (yaml.safe_load(text("case")) or {}).get("solver", {}).get("analysis")
+    except (yaml.YAMLError, AttributeError):
+        pass
+    for line in text("overrides").splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "solver.analysis":
+            analysis = value.strip()
+    return analysis == "equilibrium"

@@ -3,6 +3,7 @@
 import h5py
 import numpy as np
 
+from rodsim.case import units
 from rodsim.output_lock import holder
 from rodsim.results_format import frame_count, layout_version, open_results, run_status
 
@@ -37,6 +38,9 @@ def describe(path) -> str:
             + ", ".join(sorted(f["mesh/sets"].keys())),
             f"status    {run_status(f).text(holder(path))}",
         ]
+        system = units.from_attribute(_text(f.attrs.get("units", "")))
+        if system is not None:
+            lines.insert(2, f"units     {system.as_attribute()} ({_derived(system)})")
         if len(t) == 0:
             return "\n".join([*lines, "frames    0 (the run wrote no frame)"])
         lines.append(f"frames    {len(t)}, time {t[0]:.6g} to {t[-1]:.6g}")
@@ -56,3 +60,13 @@ def describe(path) -> str:
             lines.append(f"overrides {f.attrs['overrides']}")
         lines.append("fields    " + "\n          ".join(fields))
         return "\n".join(lines)
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _derived(system) -> str:
+    """'force N, stress MPa, energy mJ' in a declared unit system."""
+    dims = (("force", "force"), ("stress", "force/length^2"), ("energy", "force*length"))
+    return ", ".join(f"{name} {system.label(dim)}" for name, dim in dims)

@@ -1,0 +1,256 @@
+"""Physical dimensions of the case file's numbers, and units (docs/units.md).
+
+Every number of the case schema (rodsim.case.v1) carries a dimension, written as a product of
+the base names length, mass, time and force with integer powers, e.g. ``force/length^2`` or
+``mass*length^2``; ``1`` is a pure number, ``angle`` an angle in radians and ``degree`` one in
+degrees. Without a ``units:`` declaration numbers are taken as they are (consistent, but
+unlabelled). With one (SI, mm-t-s, or three base units), a number may also be written as a
+string with a unit, ``210 GPa`` or ``10 mm``; it is converted into the declared system, and a
+unit of another dimension is an error naming the key.
+
+pint (a units library with the SI prefixes and derived units) parses and converts; it is
+imported only when a case declares units.
+"""
+
+import contextlib
+import contextvars
+import functools
+import re
+from dataclasses import dataclass
+
+from rodsim.errors import CaseError
+
+# (length, mass, time) exponents of the base names; force = mass length / time^2
+_BASE = {"length": (1, 0, 0), "mass": (0, 1, 0), "time": (0, 0, 1), "force": (1, 1, -2)}
+_ANGLES = {"angle": "radian", "degree": "degree"}
+_NAMES = {  # how a dimension reads in messages
+    (0, 0, 0): "a pure number",
+    (1, 0, 0): "a length",
+    (0, 1, 0): "a mass",
+    (0, 0, 1): "a time",
+    (0, 0, -1): "a frequency",
+    (1, 1, -2): "a force",
+    (2, 1, -2): "a moment",
+    (-1, 1, -2): "a stress",
+    (0, 1, -2): "a force per length",
+    (1, 0, -1): "a velocity",
+    (1, 0, -2): "an acceleration",
+    (-3, 1, 0): "a density",
+    (-1, 1, 0): "a mass per length",
+    (3, 1, -2): "a bending stiffness",
+    (1, 1, 0): "a mass times length",
+    (2, 1, 0): "a rotary inertia",
+}
+SYSTEMS = {"SI": ("m", "kg", "s"), "mm-t-s": ("mm", "t", "s")}
+
+
+@functools.cache
+def exponents(dim: str) -> tuple[int, int, int]:
+    """(length, mass, time) powers of a dimension: 'force/length^2' -> (-1, 1, -2)."""
+    if dim in ("1", *_ANGLES):
+        return (0, 0, 0)
+    total = [0, 0, 0]
+    for sign, name, power in re.findall(r"([*/]?)\s*([a-z]+)(?:\^(-?\d+))?", dim):
+        k = int(power or 1) * (-1 if sign == "/" else 1)
+        total = [t + k * b for t, b in zip(total, _BASE[name], strict=True)]
+    return tuple(total)
+
+
+def describe(dim: str) -> str:
+    """'force/length^2' -> 'a stress (force/length^2)'."""
+    if dim in _ANGLES:
+        return f"an angle ({_ANGLES[dim]}s)"
+    if dim == "1":
+        return "a pure number"
+    name = _NAMES.get(exponents(dim), "a quantity")
+    return f"{name} ({dim})"
+
+
+@dataclass(frozen=True)
+class UnitSystem:
+    """The declared units: name (SI, mm-t-s or custom) and the three base units."""
+
+    name: str
+    length: str
+    mass: str
+    time: str
+
+    def unit(self, dim: str) -> str:
+        """The unit of dim in this system, as pint writes it: 'kilogram / meter ** 3'."""
+        if dim in _ANGLES:
+            return _ANGLES[dim]
+        parts = [
+            f"{base} ** {k}" for base, k in zip(self.bases(), exponents(dim), strict=True) if k
+        ]
+        return " * ".join(parts) or "dimensionless"
+
+    def bases(self) -> tuple[str, str, str]:
+        return (self.length, self.mass, self.time)
+
+    def label(self, dim: str) -> str:
+        """A short label of dim's unit for plots and `rodsim info`: 'N', 'MPa', 'N mm'."""
+        return _label(self, dim)
+
+    def as_attribute(self) -> str:
+        """The results file's `units` attribute: 'mm-t-s: length mm, mass t, time s'."""
+        return f"{self.name}: length {self.length}, mass {self.mass}, time {self.time}"
+
+
+_DECLARED: contextvars.ContextVar[UnitSystem | None] = contextvars.ContextVar(
+    "rodsim_units", default=None
+)
+
+
+@contextlib.contextmanager
+def declared(system: UnitSystem | None):
+    """Numbers with units are converted into system while the case is checked."""
+    token = _DECLARED.set(system)
+    try:
+        yield
+    finally:
+        _DECLARED.reset(token)
+
+
+@functools.cache
+def registry():
+    import pint
+
+    return pint.UnitRegistry()
+
+
+def system(value, key: str = "units") -> UnitSystem:
+    """The UnitSystem of a `units:` value: SI, mm-t-s, or {length: .., mass: .., time: ..}."""
+    if isinstance(value, str) and value in SYSTEMS:
+        return UnitSystem(value, *SYSTEMS[value])
+    if isinstance(value, dict):
+        extra = sorted(set(value) - {"length", "mass", "time"})
+        missing = [k for k in ("length", "mass", "time") if k not in value]
+        if extra or missing:
+            what = f"unknown key {extra[0]!r}" if extra else f"missing key {missing[0]!r}"
+            raise CaseError(f"{what}; expected the keys length, mass and time", key=key)
+        units = []
+        for base in ("length", "mass", "time"):
+            unit = value[base]
+            _check_unit(unit, base, f"{key}.{base}")
+            units.append(unit)
+        return UnitSystem("custom", *units)
+    raise CaseError(
+        f"expected SI, mm-t-s or a mapping {{length: .., mass: .., time: ..}}, got {value!r}",
+        key=key,
+    )
+
+
+def _check_unit(unit, dim: str, key: str) -> None:
+    ureg = registry()
+    try:
+        q = ureg.Quantity(1.0, unit) if isinstance(unit, str) else None
+    except Exception:  # pint raises several kinds on a bad unit
+        q = None
+    if q is None or not q.check(f"[{dim}]"):
+        raise CaseError(
+            f"expected a unit of {dim} (e.g. m, mm, kg, t, s, ms), got {unit!r}", key=key
+        )
+
+
+def convert(text: str, dim: str, key: str) -> float:
+    """A number written with a unit ('210 GPa'), in the declared system's unit of dim."""
+    declared_system = _DECLARED.get()
+    if declared_system is None:
+        if not _has_unit(text):
+            return text  # not a number with a unit: the caller says what it expected
+        raise CaseError(
+            f"{text!r} has a unit, but the case declares none: add `units: SI` (or mm-t-s, or "
+            "{length: .., mass: .., time: ..}) at the top level to write numbers with units",
+            key=key,
+        )
+    ureg = registry()
+    try:
+        q = ureg.Quantity(text)
+    except Exception as exc:  # pint: UndefinedUnitError, DimensionalityError, syntax errors
+        raise CaseError(f"expected a number with a unit, got {text!r} ({exc})", key=key) from None
+    if not isinstance(q, ureg.Quantity):  # a bare number written as a string
+        raise CaseError(f"expected a number, got the string {text!r}", key=key)
+    target = ureg.Unit(declared_system.unit(dim))
+    if q.dimensionality != target.dimensionality:
+        raise CaseError(
+            f"expected {describe(dim)}, got {text!r} ({_what(q)})",
+            key=key,
+        )
+    return float(q.to(target).magnitude)
+
+
+def _has_unit(text: str) -> bool:
+    """Whether text reads as a number with a known, dimensioned unit ('10 mm', not '1e4x')."""
+    if not re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*[A-Za-z]", text):
+        return False
+    ureg = registry()
+    try:
+        q = ureg.Quantity(text)
+    except Exception:  # pint raises several kinds on what it cannot read
+        return False
+    return isinstance(q, ureg.Quantity) and not q.dimensionless
+
+
+def _what(q) -> str:
+    dims = q.dimensionality
+    found = (int(dims.get("[length]", 0)), int(dims.get("[mass]", 0)), int(dims.get("[time]", 0)))
+    return _NAMES.get(found, f"dimension {dims}")
+
+
+_NAMED = ("N", "kN", "mN", "J", "kJ", "mJ", "Pa", "kPa", "MPa", "GPa", "N*m", "N*mm", "kN*m")
+
+
+def _label(units: UnitSystem, dim: str) -> str:
+    if dim in _ANGLES:
+        return "rad" if dim == "angle" else "deg"
+    if dim == "1":
+        return ""
+    ureg = registry()
+    base = ureg.Quantity(1.0, units.unit(dim))
+    for name in _NAMED:
+        named = ureg.Unit(name)
+        if named.dimensionality == base.dimensionality:
+            factor = base.to(named).magnitude
+            if abs(factor - 1.0) < 1e-12:
+                return name.replace("*", " ")
+    pretty = [
+        f"{u}^{k}" if k != 1 else u for u, k in zip(units.bases(), exponents(dim), strict=True) if k
+    ]
+    return " ".join(pretty)
+
+
+def from_attribute(text: str) -> UnitSystem | None:
+    """The UnitSystem of a results file's `units` attribute (UnitSystem.as_attribute); None
+    for '' (no declaration) or text this version cannot read."""
+    m = re.fullmatch(r"(.+): length (\S+), mass (\S+), time (\S+)", text or "")
+    return UnitSystem(*m.groups()) if m else None
+
+
+# The dimension of each quantity rodsim plot and rodsim info show (docs/results.md)
+QUANTITIES = {
+    "time": "time",
+    "energy": "force*length",
+    "momentum": "mass*length/time",
+    "position": "length",
+    "displacement": "length",
+    "velocity": "length/time",
+    "angular_velocity": "1/time",
+    "linear_momentum": "mass*length/time",
+    "angular_momentum": "mass*length^2/time",
+    "rotation": "1",
+    "force": "force",
+    "moment": "force*length",
+    "strain": "1",
+    "curvature": "1/length",
+    "membrane": "force/length",
+    "bending": "force",
+    "shear": "force/length",
+}
+
+
+def axis_label(name: str, system: UnitSystem | None, quantity: str | None = None) -> str:
+    """'energy [mJ]' in a declared system, 'energy' without one (or for a pure number)."""
+    if system is None:
+        return name
+    unit = system.label(QUANTITIES[quantity or name])
+    return f"{name} [{unit}]" if unit else name
