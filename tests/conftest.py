@@ -1,4 +1,4 @@
-"""Shared model builders for the tests (the benchmark rods of notes/seed_004 §6)."""
+"""Shared model builders for the tests (the benchmark rods of docs/theory.md, "Benchmark data")."""
 
 import numpy as np
 import pytest
@@ -15,12 +15,14 @@ GROUPS = ["SO3xR3", "SE3"]
 SPAGHETTI_SECTION = section_from_resultants(
     EA=1e4, GA=[1e4, 1e4], GJ=500, EI=[500, 500], rhoA=1, rhoI=[10, 10]
 )
-# the corrected triangular pulse of notes/seed_004 §6.1.3: 80 t, then 400 - 80 t, 0 after t = 5
+# the corrected triangular pulse of docs/theory.md, "Benchmark data": 80 t, then 400 - 80 t, 0 after
+# t = 5
 SPAGHETTI_PULSE = timefunc.table([[0, 0], [2.5, 200], [5, 0]])
 
 
 def spaghetti(n_elements: int = 10, fixed=None, loaded: bool = True):
-    """Flying spaghetti 3D (Simo, Tarnow & Doblaré 1995) as set up in notes/seed_004 §6.1.4."""
+    """Flying spaghetti 3D (Simo, Tarnow & Doblaré 1995) as set up in docs/theory.md, "Benchmark
+    data"."""
     part = straight_rod([0, 0, 0], [6, 8, 0], n_elements, up=[0, 0, 1])
     loads = []
     if loaded:
@@ -35,7 +37,8 @@ def spaghetti(n_elements: int = 10, fixed=None, loaded: bool = True):
 
 
 def free_ring(n_elements: int = 80):
-    """Free elastic ring of notes/seed_004 §6.2: r = 5, opposite moments ramped to 80 in 1.5 s,
+    """Free elastic ring of docs/theory.md, "Benchmark data": r = 5, opposite moments ramped to 80
+    in 1.5 s,
     then removed."""
     part = arc([0, 0, 0], 5.0, [5, 0, 0], [0, 0, 1], 360.0, n_elements)
     sec = section_from_resultants(

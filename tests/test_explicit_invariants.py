@@ -1,4 +1,5 @@
-"""Invariants the explicit Lie-group scheme promises (notes/seed_004 §5, §10), on both groups.
+"""Invariants the explicit Lie-group scheme promises (docs/theory.md, "The explicit scheme"), on
+both groups.
 
 Flying spaghetti 3D with the corrected pulse: exact linear momentum after the load, constant
 momenta, per-step momentum balance under load, O(dt^2) bounded energy error, convergence order
@@ -29,7 +30,7 @@ def _energies_after_load(model, dt, t_end, group, t_load=5.0, order=2):
 
 def test_linear_momentum_after_the_pulse_is_exactly_50(group):
     """L(t >= 5) = integral of F dt = 50 e1: the trapezoidal rule is exact for the pulse
-    (seed 004 §5.3, recipe 3)."""
+    (docs/theory.md, "The explicit scheme", recipe 3)."""
     run = run_to(spaghetti(), DT, 5.0, group=group)
     lin = run.diagnostics().linear_momentum
     assert np.abs(lin - [50.0, 0.0, 0.0]).max() <= 1e-11 * 50
@@ -47,7 +48,8 @@ def test_momenta_constant_over_ten_thousand_steps(group):
 
 
 def test_reference_momenta_of_the_notes():
-    """Independent re-implementation in notes/seed_004 §6.1.4 (SO3xR3, exact gradient, dt 0.005):
+    """Independent re-implementation in docs/theory.md, "Benchmark data" (SO3xR3, exact gradient, dt
+    0.005):
     J(t > 5) = (0, 307.906840, 131.694177)."""
     run = run_to(spaghetti(), DT, 6.0, group="SO3xR3")
     ang = run.diagnostics().angular_momentum
@@ -55,7 +57,8 @@ def test_reference_momenta_of_the_notes():
 
 
 def test_momentum_balance_under_load_every_step(group):
-    """L^{k+1} - L^k = dt/2 (F^k + F^{k+1}); J likewise with M + x x F (seed 004 §5.3)."""
+    """L^{k+1} - L^k = dt/2 (F^k + F^{k+1}); J likewise with M + x x F (docs/theory.md, "The
+    explicit scheme"."""
     model = spaghetti()
     run = dynamics.start(model, DT, group=group)
 

@@ -99,8 +99,8 @@ def _left_derivative(w, v, se3):
 
 @pytest.mark.parametrize("se3", [False, True])
 def test_cayley_derivatives_match_finite_differences(se3):
-    """dtau_transpose = (d^R tau)^T and dtau_inv_transpose = (d^R tau)^{-T} (notes/seed_001
-    §8.3), against the derivative of the matrix Cayley map."""
+    """dtau_transpose = (d^R tau)^T and dtau_inv_transpose = (d^R tau)^{-T} (docs/theory.md, "The
+    implicit Cayley variational integrator"), against the derivative of the matrix Cayley map."""
     w, v = RNG.normal(size=3), RNG.normal(size=3)
     d = _left_derivative(w, v, se3)
     y = RNG.normal(size=6)
@@ -469,7 +469,7 @@ def test_newton_failure_is_a_numerical_error(tmp_path):
 
 
 def test_mass_damping_is_the_same_nodal_force_in_both_schemes(group):
-    """alpha damps translation only (-alpha m v, INTERFACE.md), in both schemes: a rod
+    """alpha damps translation only (-alpha m v, docs/case_reference.md), in both schemes: a rod
     spinning about its own axis keeps its kinetic energy; a translating one loses it as
     exp(-2 alpha t) (the explicit kick's damping is first order: error ~ alpha dt = 1e-3)."""
     model = dataclasses.replace(spaghetti(6, loaded=False), alpha=1.0)
@@ -494,7 +494,8 @@ def test_mass_damping_is_the_same_nodal_force_in_both_schemes(group):
 
 
 def test_auto_step_of_the_implicit_scheme_is_the_explicit_one(tmp_path):
-    """dt: auto means safety x the stable-step estimate (INTERFACE.md), whatever the scheme."""
+    """dt: auto means safety x the stable-step estimate (docs/case_reference.md), whatever the
+    scheme."""
     case = runner.Path(__file__).parents[1] / "inputs/spaghetti/spaghetti.yaml"
     explicit = runner.prepare(case).plan
     implicit_plan = runner.prepare(case, ["solver.scheme=implicit"]).plan

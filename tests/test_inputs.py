@@ -63,10 +63,10 @@ def test_spaghetti_momenta_after_the_pulse(tmp_path):
         )
         np.testing.assert_allclose(
             f["momentum/angular"][-1], [0, 307.906840, 131.694177], atol=1e-5
-        )  # notes/seed_004 §6.1.4, to its printed digits
+        )  # an independent re-implementation's values (docs/theory.md), to their printed digits
         e = f["energy/total"][after]
         assert 720.90 < e.min()
-        assert e.max() < 720.906  # the band of notes §6.1.4
+        assert e.max() < 720.906  # the re-implementation's band (docs/theory.md)
 
 
 def test_ring_momenta_stay_zero(tmp_path):

@@ -1,5 +1,5 @@
 """The per-node solves of the explicit scheme: Jacobians against finite differences, and the
-Cayley-parametrised rotation solve against seed 004's eq. (38) in its exponential form."""
+Cayley-parametrised rotation solve against Mata (2015)'s eq. (38) in its exponential form."""
 
 import numpy as np
 import pytest
@@ -42,7 +42,8 @@ def test_rotation_jacobian_matches_finite_differences(size):
 
 @pytest.mark.parametrize("size", [1e-3, 0.05, 0.5])
 def test_rotation_solve_satisfies_lee_equation_38(size):
-    """sin t/t I th + (1 - cos t)/t^2 th x I th = y for th = log(cay(2 f)) (seed 004 eq. 38)."""
+    """sin t/t I th + (1 - cos t)/t^2 th x I th = y for th = log(cay(2 f)) (docs/theory.md, "The
+    explicit scheme"."""
     big_i = _inertia()
     theta_true = RNG.normal(size=3) * size
     t = np.linalg.norm(theta_true)

@@ -1,4 +1,4 @@
-"""Plates in the results file and the ParaView series (INTERFACE.md §3-4): a mesh of rods,
+"""Plates in the results file and the ParaView series (docs/results.md-4): a mesh of rods,
 quads and triangles written with random fields, read back and compared; export, info, plot."""
 
 import h5py

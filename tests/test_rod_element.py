@@ -3,7 +3,8 @@ objectivity, stress-free references, parallel assembly, the (52c) limit and clos
 
 Conventions: nodal rotations are (3,3) matrices whose columns are the directors; spatial
 rotation variations are delta Lambda = hat(theta) Lambda; kernel forces and moments are
-PHYSICAL, i.e. minus the gradient of the element energy (notes/seed_004 §3.7).
+PHYSICAL, i.e. minus the gradient of the element energy (docs/theory.md, "Rod model and its discrete
+energy").
 
 Tolerances.
 - Finite differences: central differences of the energy with step EPS = 1e-6 (positions and

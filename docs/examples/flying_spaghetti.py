@@ -2,7 +2,8 @@
 
 A free rod of length 10 from (0,0,0) to (6,8,0) is kicked by a dead force (p/10) e1 and dead
 moments p e3 + p/2 e2 at its end, p the triangular pulse 80 t / 400 - 80 t on [0, 5]
-(notes/seed_004 §6.1, corrected). After the pulse the linear momentum must be exactly
+(an independent re-implementation of the same discretisation (docs/theory.md, Benchmark data):
+corrected). After the pulse the linear momentum must be exactly
 (50, 0, 0), both momenta constant, and the energy bounded. Run:  python flying_spaghetti.py
 """
 

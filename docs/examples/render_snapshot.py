@@ -43,7 +43,7 @@ def load(path):
             title, times = f.attrs.get("title", title), f["time"][()]
     if path == h5:
 
-        def frame(k):  # only the datasets of INTERFACE.md §3
+        def frame(k):  # only the datasets of docs/results.md
             with h5py.File(h5, "r", locking=False) as f:
                 conn, x = f["mesh/rods"][()], f["nodes/position"][k]
                 mesh = pv.PolyData(x, lines=np.column_stack([np.full(len(conn), 2), conn]))

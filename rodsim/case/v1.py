@@ -1,4 +1,4 @@
-"""Case-file schema v1 (INTERFACE.md §2), the single source of the case-file reference.
+"""Case-file schema v1 (docs/case_reference.md), the single source of the case-file reference.
 
 ``CASE.check(data, ())`` validates a parsed YAML document and returns it normalised: every
 optional key present (with its default or None), vectors as tuples, tagged entries as

@@ -1,6 +1,7 @@
 """Per-node kinematics of the implicit Cayley variational integrator (SO3xR3 and SE3).
 
-Discrete Lagrangian of one step (DESIGN.md §2, notes/seed_001 §8.1-8.3), per node with lumped
+Discrete Lagrangian of one step (docs/theory.md, "The implicit Cayley variational integrator"), per
+node with lumped
 kinetic operator JJ = diag(J, m I):
 
     L_d(g_k, g_k+1) = h 1/2 xi.JJ xi - h V(g_bar),   tau(h xi) = g_k^{-1} g_k+1  (Cayley),
@@ -23,7 +24,8 @@ F the right-trivialised gradient of V (plus non-conservative and viscous forces,
 Lagrange-d'Alembert forcing) at g_bar. Vectors here are (rotation, translation) 3-tuples.
 
 SO3xR3: tau(w, v) = (cay(w), v), so the translation is the plain midpoint rule; the
-rotation part is the SO(3) Cayley map. SE3: the 4x4 Cayley map of notes/seed_001 §8.3.
+rotation part is the SO(3) Cayley map. SE3: the 4x4 Cayley map of docs/theory.md, "The implicit
+Cayley variational integrator".
 Cayley square root: with S = sqrt(1 + |w|^2/4), s_w = w/(1 + S) (a rotation by half the
 angle about the same axis) and, on SE(3) (odd matrix function a g(a^2) of the 4x4 generator,
 g(z) = 1/(1 + sqrt(1 - z/4)), using a^4 = -|w|^2 a^2), s_v = v/2 + c (w x (w x v)) with
@@ -104,7 +106,8 @@ def translation(w, v, se3):
 
 @kernel(inline="always")
 def dtau_inv_transpose(w, v, y_w, y_v, se3):
-    """(d^R tau_p)^{-T} y (notes/seed_001 §8.3): A^T y_w + B^T y_v, C^T y_v with
+    """(d^R tau_p)^{-T} y (docs/theory.md, "The implicit Cayley variational integrator"): A^T y_w +
+    B^T y_v, C^T y_v with
     A^T y = y + w x y/2 + (w.y) w/4, C^T y = y + w x y/2, B^T y = v x (C^T y)/2 (SE3; on
     SO3xR3 B = 0, C = I)."""
     a_w = so3.add(
@@ -119,7 +122,8 @@ def dtau_inv_transpose(w, v, y_w, y_v, se3):
 @kernel(inline="always")
 def dtau_transpose(w, v, y_w, y_v, se3):
     """(d^R tau_s)^T y for s = (w, v): (dcay_w^T (y_w - v x y_v/2), (I + hat w/2)^{-1} y_v),
-    dcay_w^T y = 2 (2 y - w x y)/(4 + |w|^2) (notes/seed_001 §8.3; on SO3xR3 the translation
+    dcay_w^T y = 2 (2 y - w x y)/(4 + |w|^2) (docs/theory.md, "The implicit Cayley variational
+    integrator"; on SO3xR3 the translation
     block is I)."""
     d = 2.0 / (4.0 + so3.dot(w, w))
     if se3:

@@ -1,8 +1,9 @@
 """Energies, momenta and nodal velocities from the discrete Legendre transforms.
 
 With spatial nodal momenta p, pi and lumped mass m_a and material inertia I_a:
-K = sum |p_a|^2/(2 m_a) + 1/2 Pi_a.I_a^{-1} Pi_a, Pi_a = Lambda_a^T pi_a (notes/seed_004 §5.1);
-L = sum p_a, J = sum (pi_a + x_a x p_a) about the origin (seed 004 eq. 42).
+K = sum |p_a|^2/(2 m_a) + 1/2 Pi_a.I_a^{-1} Pi_a, Pi_a = Lambda_a^T pi_a (docs/theory.md, "The
+explicit scheme");
+L = sum p_a, J = sum (pi_a + x_a x p_a) about the origin (docs/theory.md, "The explicit scheme".
 """
 
 from typing import NamedTuple

@@ -1,17 +1,19 @@
 """Explicit Lie-group partitioned Runge–Kutta (Störmer–Verlet / Lobatto IIIA–IIIB) kernels.
 
 One step of size h from (x, Lambda, p, pi) with the forces (f, tau) of the current state
-(notes/seed_004 §4.8, signs corrected; alpha = 1/2):
+(docs/theory.md, "The explicit scheme", signs corrected; alpha = 1/2):
 
     p_bar  = p + h/2 f,   pi_bar = pi + h/2 tau                       (half kicks)
     drift: SO3xR3  x' = x + h p_bar/m;  Lambda' = Lambda F with F solving the
-                   Lee–Leok–McClamroch equation (seed 004 eq. 38, material form)
+                   Lee–Leok–McClamroch equation (docs/theory.md, "The explicit scheme", material
+                   form)
                    (F J_d - J_d F^T)^vee = h Lambda^T pi_bar, J_d = tr(I)/2 - I,
                    solved by Newton in the Cayley parametrisation F = cay(2 f), where it is
-                   polynomial (seed 001 §5.5);
+                   polynomial (docs/theory.md, "The explicit scheme";
            SE3     (Lambda', x') = (Lambda, x) cay_SE3(h xi) with xi solving the Lie-algebra
                    integrator's local equation (dcay^{-1})^T J xi = Lambda^T (pi_bar, p_bar)
-                   (notes/seed_001 §8.2-8.3), then the coadjoint transport
+                   (docs/theory.md, "The implicit Cayley variational integrator"), then the
+                   coadjoint transport
                    pi_bar <- pi_bar - (x' - x) x p_bar, which keeps the spatial momentum;
     forces (f, tau) at the new state and time t + h;
     p' = p_bar + h/2 f,   pi' = pi_bar + h/2 tau                       (half kicks)
@@ -140,10 +142,12 @@ def make_workspace(n_nodes: int, n_elements: int, threads: int | None = None) ->
 
 @kernel(inline="always")
 def rotation_residual(inertia, f, y):
-    """G(f) = y + y x f + (y.f) f - 2 I f (notes/seed_001 §5.5, Lee's Cayley form).
+    """G(f) = y + y x f + (y.f) f - 2 I f (docs/theory.md, "The explicit scheme", Lee's Cayley
+    form).
 
     G(f) = 0 with F = cay(2 f) is the Lee–Leok–McClamroch equation
-    (F J_d - J_d F^T)^vee = y, J_d = tr(I)/2 - I, i.e. seed 004 eq. (38) with F = exp(theta):
+    (F J_d - J_d F^T)^vee = y, J_d = tr(I)/2 - I, i.e. docs/theory.md, "The explicit scheme" with F
+    = exp(theta):
     the same equation in a parametrisation where it is polynomial (no trigonometry)."""
     yf = so3.dot(y, f)
     yxf = so3.cross(y, f)

@@ -1,8 +1,10 @@
-"""The local Lie-algebra solve of the SE(3) explicit scheme (notes/seed_001 §8.2-8.3).
+"""The local Lie-algebra solve of the SE(3) explicit scheme (docs/theory.md, "The implicit Cayley
+variational integrator").
 
 Per node, with body momenta (Pi, P) and q = h omega, v = h gamma the scaled body velocities,
 the Cayley Lie-algebra integrator solves (dcay^{-1}_{(q,v)})^T (I q, m v) = (h Pi, h P) with
-the 6x6 right-trivialised inverse Cayley Jacobian of seed 001 §8.3. Fixed components in
+the 6x6 right-trivialised inverse Cayley Jacobian of docs/theory.md, "The implicit Cayley
+variational integrator". Fixed components in
 global axes replace rows of this system (see constrain_rows).
 """
 
@@ -41,7 +43,8 @@ def solve_dense(lin, a, n):
 
 @kernel
 def lavi_residual(inertia, mass, q, v, hpi, hp):
-    """Body-frame residual of (dcay^{-1}_{(q,v)})^T (I q, m v) = (h Pi, h P) (seed 001 §8.3).
+    """Body-frame residual of (dcay^{-1}_{(q,v)})^T (I q, m v) = (h Pi, h P) (docs/theory.md, "The
+    implicit Cayley variational integrator".
 
     q = h omega, v = h gamma (body); returns (r_w, r_v) 3-tuples:
     r_w = I q + q x I q/2 + (q.I q) q/4 + m v x (q x v)/4 - h Pi,  r_v = m (v + q x v/2) - h P.

@@ -6,7 +6,7 @@ element eigenvalue bound), so dt_crit = 2 / max_e omega_max,e. Each element's om
 from its 12x12 tangent stiffness at the reference state (central differences of the exact
 internal-force kernel) against its own share of the lumped mass and rotary inertia. This
 captures the axial and shear wave limits h/c, the shear–rotation cut-off sqrt(GA/rhoI) and
-bending/torsion, whichever governs (notes/seed_004 §4.10, seed_001 §6.4). Point masses only
+bending/torsion, whichever governs (docs/theory.md, "Stable step"). Point masses only
 lower the frequencies, so the estimate stays on the safe side. Elastic supports and dashpots
 (rodsim.model.supports) raise the bound as stable_step explains.
 """

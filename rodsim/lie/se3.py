@@ -5,7 +5,7 @@ Every function is a numba ``njit`` function built on the tuple helpers of :mod:`
 - a group element ``g = (R, t)`` is a pair of a row-major 9-tuple rotation ``R`` and a 3-tuple
   translation ``t``; it acts on points as ``g x = R x + t`` and is the 4x4 homogeneous matrix
   ``[[R, t], [0, 1]]``. Product ``(R1, t1)(R2, t2) = (R1 R2, t1 + R1 t2)``, inverse
-  ``(R^T, -R^T t)`` (notes/seed_001 §1).
+  ``(R^T, -R^T t)`` (docs/theory.md, "Conventions").
 - a Lie algebra element ``xi = (w, v)`` is a 6-tuple ``(wx, wy, wz, vx, vy, vz)``, **rotational part
   first**, with ``hat(xi) = [[hat w, v], [0, 0]]`` (4x4). For a body velocity
   ``g^{-1} dg/dt = hat(xi)``, ``w`` is the convected angular velocity and ``v = R^T dt/dt``.
@@ -17,9 +17,10 @@ Jacobian conventions (the same as so3, with "~=" meaning equality to first order
 
 - ``exp(xi + d) ~= exp(jl(xi) d) exp(xi)`` and ``exp(xi + d) ~= exp(xi) exp(jr(xi) d)``,
   ``jr(xi) = jl(-xi)``; ``jl(xi) = sum_k ad(xi)^k / (k + 1)!`` (= the right-trivialised
-  ``d^R exp`` of notes/seed_001 §8.1, eq. 6.2.4);
-- ``cay(xi + d) ~= exp(cay_jl(xi) d) cay(xi)`` (right-trivialised ``d^R tau`` of notes/seed_001
-  §8.3) and ``cay(xi + d) ~= cay(xi) exp(cay_jr(xi) d)``, ``cay_jr(xi) = cay_jl(-xi)``.
+  ``d^R exp`` of docs/theory.md, "The implicit Cayley variational integrator", eq. 6.2.4);
+- ``cay(xi + d) ~= exp(cay_jl(xi) d) cay(xi)`` (right-trivialised ``d^R tau`` of docs/theory.md,
+"The implicit Cayley variational integrator") and ``cay(xi + d) ~= cay(xi) exp(cay_jr(xi) d)``,
+``cay_jr(xi) = cay_jl(-xi)``.
 """
 
 import math
@@ -103,7 +104,7 @@ def _zero9():
 
 @kernel
 def compose(R1, t1, R2, t2):  # noqa: N803
-    """Product g1 g2 = (R1 R2, t1 + R1 t2) -> (R, t) (notes/seed_001 §1)."""
+    """Product g1 g2 = (R1 R2, t1 + R1 t2) -> (R, t) (docs/theory.md, "Conventions")."""
     return so3.matmul(R1, R2), so3.add(t1, so3.matvec(R1, t2))
 
 
@@ -199,7 +200,8 @@ def ad(xi):
 @kernel
 def Ad(R, t):  # noqa: N802, N803
     """(6, 6) adjoint of g = (R, t): Ad_g xi = vee(g hat(xi) g^{-1}), i.e.
-    Ad_g (u, v) = (R u, R v + t x R u), matrix [[R, 0], [hat(t) R, R]] (notes/seed_001 §1).
+    Ad_g (u, v) = (R u, R v + t x R u), matrix [[R, 0], [hat(t) R, R]] (docs/theory.md,
+    "Conventions").
     Defining identity: g exp(xi) g^{-1} = exp(Ad_g xi)."""
     return _blocks(R, _zero9(), so3.matmul(so3.hat(t), R), R)
 
@@ -216,11 +218,13 @@ def coAd(R, t, m, n):  # noqa: N802, N803
     """Coadjoint action Ad*_{(R,t)}(m, n) = (R^T (m - t x n), R^T n) -> (m', n') 3-tuples.
 
     This is the transpose (dual) of the adjoint: <coAd(g, mu), xi> = <mu, Ad_g xi> for the
-    pairing <(m, n), (w, v)> = m.w + n.v, i.e. coAd(g, .) = Ad(g).T (notes/seed_001 §1 [V]).
+    pairing <(m, n), (w, v)> = m.w + n.v, i.e. coAd(g, .) = Ad(g).T (docs/theory.md, "Conventions"
+    [V]).
     It re-expresses a body momentum mu held in the frame of an element g in the frame of
     g (R, t) without changing the spatial momentum: for h = (R, t),
     spatial_momentum(compose(g, h), coAd(h, mu)) == spatial_momentum(g, mu). It is a right
-    action: coAd(g h, mu) = coAd(h, coAd(g, mu)). LAVI update (notes/seed_001 §8.1):
+    action: coAd(g h, mu) = coAd(h, coAd(g, mu)). LAVI update (docs/theory.md, "The implicit Cayley
+    variational integrator"):
     mu_prev_transported = coAd(cay(dt xi_prev), mu_prev)."""
     return so3.matTvec(R, so3.sub(m, so3.cross(t, n))), so3.matTvec(R, n)
 
@@ -228,7 +232,8 @@ def coAd(R, t, m, n):  # noqa: N802, N803
 @kernel
 def spatial_momentum(R, t, m, n):  # noqa: N803
     """Spatial momentum of the body momentum (m, n) of g = (R, t):
-    Ad*_{g^{-1}}(m, n) = (R m + t x R n, R n) -> (m', n') (notes/seed_001 §1, eq. 4.2.19).
+    Ad*_{g^{-1}}(m, n) = (R m + t x R n, R n) -> (m', n') (docs/theory.md, "Conventions", eq.
+    4.2.19).
     Equals Ad(inverse(g)).T @ (m, n) and inverts coAd: coAd(g, spatial_momentum(g, mu)) = mu."""
     rn = so3.matvec(R, n)
     return so3.add(so3.matvec(R, m), so3.cross(t, rn)), rn
@@ -372,7 +377,8 @@ def jr_inv(xi):
 def cay(xi):
     """Matrix Cayley map (I - hat xi / 2)^{-1} (I + hat xi / 2) (4x4) -> (R, t):
     R = so3.cay(w), t = (I - hat w/2)^{-1} v = (4 v + 2 w x v + (w.v) w) / (4 + |w|^2)
-    (notes/seed_001 §8.3). Note t differs from so3.cay_jl(w) v. cay(-xi) = cay(xi)^{-1}."""
+    (docs/theory.md, "The implicit Cayley variational integrator"). Note t differs from
+    so3.cay_jl(w) v. cay(-xi) = cay(xi)^{-1}."""
     w = _w(xi)
     return so3.cay(w), so3.matvec(so3.i_minus_half_hat_inv(w), _v(xi))
 
@@ -387,7 +393,8 @@ def cay_inv(R, t):  # noqa: N803
 
 @kernel
 def cay_jl(xi):
-    """(6, 6) right-trivialised derivative d^R tau of the Cayley map (notes/seed_001 §8.3):
+    """(6, 6) right-trivialised derivative d^R tau of the Cayley map (docs/theory.md, "The implicit
+    Cayley variational integrator"):
     cay(xi + d) ~= exp(cay_jl(xi) d) cay(xi), i.e. d/de cay(xi + e d) cay(xi)^{-1} at e = 0 is
     hat(cay_jl(xi) d) = (I - hat xi/2)^{-1} hat(d) (I + hat xi/2)^{-1}. Blocks:
     [[so3.cay_jl(w), 0], [hat(v) so3.cay_jl(w) / 2, (I - hat w / 2)^{-1}]]."""
@@ -399,7 +406,8 @@ def cay_jl(xi):
 
 @kernel
 def cay_jl_inv(xi):
-    """(6, 6) inverse of cay_jl (notes/seed_001 §8.3), blocks [[A, 0], [B, C]] with
+    """(6, 6) inverse of cay_jl (docs/theory.md, "The implicit Cayley variational integrator"),
+    blocks [[A, 0], [B, C]] with
     A = I - hat w/2 + w w^T/4 = so3.cay_jl_inv(w), B = -(I - hat w/2) hat(v)/2, C = I - hat w/2;
     as 4x4 matrices hat(cay_jl_inv(xi) d) = hat d - [hat xi, hat d]/2 - hat xi hat d hat xi/4."""
     w = _w(xi)
@@ -423,9 +431,11 @@ def cay_jr_inv(xi):
 
 @kernel
 def cay_jl_inv_T_apply(xi, y):  # noqa: N802
-    """cay_jl_inv(xi).T @ y -> 6-tuple, with no allocation (notes/seed_001 §8.3):
+    """cay_jl_inv(xi).T @ y -> 6-tuple, with no allocation (docs/theory.md, "The implicit Cayley
+    variational integrator"):
     (A^T y_w + B^T y_v, C^T y_v) with A^T a = a + w x a / 2 + (w.a) w / 4,
-    C^T a = a + w x a / 2, B^T a = v x (C^T a) / 2. LAVI momentum (notes/seed_001 §8.2):
+    C^T a = a + w x a / 2, B^T a = v x (C^T a) / 2. LAVI momentum (docs/theory.md, "The implicit
+    Cayley variational integrator"):
     mu = w_a l_K cay_jl_inv_T_apply(dt xi, (J omega, M gamma)) -- note the argument dt xi."""
     w = _w(xi)
     yw = _w(y)

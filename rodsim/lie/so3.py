@@ -9,13 +9,13 @@ no allocation and Python code can call it directly:
 
 Use :func:`rodsim.lie.arrays.m` / :func:`rodsim.lie.arrays.t3` to convert to and from NumPy.
 
-Conventions (notes/seed_000_003 §0, A.9): ``hat(v) @ w == cross(v, w)``; spatial increments
+Conventions (docs/theory.md, "Conventions"): ``hat(v) @ w == cross(v, w)``; spatial increments
 left-multiply. The Jacobians are defined by
 
 - ``exp(v + d) ~= exp(jl(v) @ d) @ exp(v)`` (left, spatial) and
   ``exp(v + d) ~= exp(v) @ exp(jr(v) @ d)`` (right, material), ``jr(v) = jl(-v) = jl(v).T``;
 - ``cay(v + d) ~= exp(cay_jl(v) @ d) @ cay(v)`` with ``cay_jl(v) = 2 (2 I + hat v) / (4 + |v|^2)``
-  (the right-trivialised ``dcay`` of notes/seed_001 §1) and ``cay_jr(v) = cay_jl(-v)``.
+  (the right-trivialised ``dcay`` of docs/theory.md, "Conventions") and ``cay_jr(v) = cay_jl(-v)``.
 """
 
 import math
@@ -300,7 +300,7 @@ def jr_inv(v):
 
 @kernel
 def quat_from_matrix(r):
-    """Spurrier's singularity-free extraction (notes/seed_000_003 A.9, corrected), w >= 0."""
+    """Spurrier's singularity-free extraction (docs/theory.md, "Conventions", corrected), w >= 0."""
     tr = r[0] + r[4] + r[8]
     a = max(tr, r[0], r[4], r[8])
     if a == tr:
@@ -389,7 +389,7 @@ def cay(v):
 @kernel(inline="always")
 def i_minus_half_hat_inv(v):
     """(I - hat v/2)^{-1} = (4 I + 2 hat v + v v^T)/(4 + |v|^2): the translation factor of the
-    SE(3) Cayley map (notes/seed_001 §8.3)."""
+    SE(3) Cayley map (docs/theory.md, "The implicit Cayley variational integrator")."""
     c = 1.0 / (4.0 + dot(v, v))
     return _sym_rot(4.0 * c, 2.0 * c, c, v)
 

@@ -118,7 +118,7 @@ def plate_axes(e1, e2) -> np.ndarray:
 
 def _rectangle_sets(n1: int, n2: int) -> dict:
     """Node sets of an (n1 x n2)-element grid numbered i + (n1 + 1) j. Both the names of
-    INTERFACE.md §2 (x0, x1, y0, y1, boundary) and the descriptive ones (left, right,
+    docs/case_reference.md (x0, x1, y0, y1, boundary) and the descriptive ones (left, right,
     bottom, top, cornerIJ) are given: the first are the contract, the second read better."""
     grid = np.arange((n1 + 1) * (n2 + 1), dtype=np.int64).reshape(n2 + 1, n1 + 1)
     edges = {"left": grid[:, 0], "right": grid[:, -1], "bottom": grid[0], "top": grid[-1]}

@@ -1,6 +1,7 @@
 """The assembled rod model: geometry, element data, lumped inertia, constraints and loads.
 
-Lumping (notes/seed_004 §3.6, Gauss–Lobatto at the nodes): each element gives each of its two
+Lumping (docs/theory.md, "Lumped inertia", Gauss–Lobatto at the nodes): each element gives each of
+its two
 nodes half its mass ``rhoA h / 2`` and half its rotational inertia ``(h/2) diag(rhoJ, rhoI2,
 rhoI3)`` in the section frame, which at a node is the nodal frame. Point masses add a mass and
 an inertia tensor given in global axes at the reference state.

@@ -2,7 +2,7 @@
 
 A follower load rotates with its node: its current value is ``Lambda_a Lambda_a0^T F``, i.e. F
 is given in global axes at the reference state. Dead (spatially fixed) loads keep their global
-direction; dead moments are not conservative in 3D (notes/seed_004 §2.5). Only gravity has a
+direction; dead moments are not conservative in 3D (docs/theory.md, "Loads"). Only gravity has a
 potential, reported as the external energy ``-s(t) sum_a m_a g.x_a``.
 """
 

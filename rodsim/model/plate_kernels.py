@@ -1,6 +1,6 @@
 """Kernels of the geometrically exact Reissner–Mindlin (Simo–Fox 5-parameter) plate element.
 
-Element (DESIGN.md §2 "Plates", notes/seed_001 §9, issue 6): 4-node quadrilaterals and 3-node
+Element (docs/theory.md, "Plates", issue 6): 4-node quadrilaterals and 3-node
 triangles (conn[:, 3] == conn[:, 2]), isoparametric position ``phi = sum N_a x_a`` and director
 ``t = sum N_a d3_a`` (nodal directors, not renormalised: the degenerated-shell choice), written
 in the element's reference Cartesian coordinates X (reference basis e1, e2):

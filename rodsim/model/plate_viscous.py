@@ -1,7 +1,7 @@
 """Strain-rate (Kelvin–Voigt) damping of the plate elements, as for the rods
 (rodsim.model.rod_viscous): viscous resultants beta A eps', beta D kappa', beta S gamma' (and
 beta k_drill for the drilling measure) through the transpose of the strain map, a discrete
-Lagrange–d'Alembert force that does no work on rigid motions (notes/seed_001 §10.2), so a free
+Lagrange–d'Alembert force that does no work on rigid motions (docs/theory.md, "Damping"), so a free
 plate keeps both momenta.
 
 Explicit scheme: the strain rates are the directional derivative of the strains along the nodal

@@ -1,6 +1,7 @@
 """Two-node geometrically exact (Simo–Reissner) rod element and its assembly kernels.
 
-Element (notes/seed_004 §3.7, DESIGN.md §2): geodesic (objective) rotation interpolation
+Element (docs/theory.md, "Rod model and its discrete energy", ): geodesic (objective) rotation
+interpolation
 ``Lambda_h(s) = Lambda_1 exp(s/h hat psi)``, ``psi = log(Lambda_1^T Lambda_2)``, linear
 positions, one-point Gauss quadrature at the midpoint where ``Lambda_m = Lambda_1 exp(psi/2)``:
 
@@ -9,7 +10,7 @@ positions, one-point Gauss quadrature at the midpoint where ``Lambda_m = Lambda_
 
 Nodal forces and moments are the EXACT negative gradient of U_e with respect to the positions
 and the spatial rotation variations ``delta Lambda_a = hat(theta_a) Lambda_a`` (not the
-approximate Simo–Vu-Quoc formula (52c) of seed 004, which breaks the O(dt^2) energy bound):
+approximate Simo–Vu-Quoc formula (52c) of Mata (2015), which breaks the O(dt^2) energy bound):
 
     f1 = n, f2 = -n,  n = Lambda_m C1 Gamma,
     tau2 = Lambda_1 jl^{-T}(psi) (1/2 jl^T(psi/2) Lambda_1^T (d x n) - C2 Omega),
@@ -112,7 +113,8 @@ def relative_data(q):
 def _forces_from_resultants(r1, w, qv, s, half, inv_s, psi, k, d, dd, n_mat, m_mat):
     """Nodal force n on node 1 (-n on node 2) and moments tau1, tau2 (spatial) of section
     resultants n_mat, m_mat (section frame): the transpose of the strain map, -h B^T, of
-    notes/seed_004 §3.7 (the elastic forces for C eps, the viscous ones for beta C deps/dt)."""
+    docs/theory.md, "Rod model and its discrete energy" (the elastic forces for C eps, the viscous
+    ones for beta C deps/dt)."""
     qn = so3.cross(qv, n_mat)
     qqn = so3.cross(qv, qn)
     n1 = (
@@ -195,7 +197,8 @@ def element_response(x1, x2, r1, r2, h, c1, c2, g0, w0):
     (3,), h the reference length. Returns
     (f1, tau1, tau2, energy, gamma, omega, n_mat, m_mat, lam_m) with f2 = -f1; gamma, omega are
     Gamma - Gamma0 and Omega - Omega0; n_mat = C1 gamma, m_mat = C2 omega (section frame);
-    lam_m the midpoint section frame. Source: notes/seed_004 §3.7 (exact gradient).
+    lam_m the midpoint section frame. Source: docs/theory.md, "Rod model and its discrete energy"
+    (exact gradient).
     """
     q = so3.quat_from_matrix(so3.matTmul(r1, r2))
     out = _element(x1, x2, r1, q, h, c1, c2, g0, w0)
@@ -382,7 +385,7 @@ def element_fields(el, x, rot, gamma, omega, n_mat, m_mat):
 
 @kernel
 def reference_strains(conn, length, x, rot, gamma0, omega0):
-    """Strains of the reference geometry, so that it is stress-free (DESIGN.md §2).
+    """Strains of the reference geometry, so that it is stress-free ().
 
     Omega0 = log(Lambda_1^T Lambda_2)/h, Gamma0 = Lambda_m^T (x2 - x1)/h - E1; written into
     gamma0, omega0 (E,3).

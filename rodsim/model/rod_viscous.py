@@ -2,7 +2,7 @@
 objective strain-rate damping (explicit scheme), element strains and the resultant -> nodal
 force map at an arbitrary configuration (implicit scheme).
 
-The damping forces are discrete Lagrange-d'Alembert forces (notes/seed_001 §10.2): viscous
+The damping forces are discrete Lagrange-d'Alembert forces (docs/theory.md, "Damping"): viscous
 resultants beta C1 Gamma', beta C2 Omega' pushed through the transpose of the same strain map as
 the elastic ones, so they do no work on rigid motions and leave both momenta exact. Everything
 here is generic over float64/complex128 arrays except where the explicit scheme's hot path
@@ -160,7 +160,8 @@ def element_strains(el, x, rot, quat, gamma, omega):
 @kernel
 def resultant_forces(el, x, rot, quat, n_mat, m_mat, f, tau):
     """Add the nodal forces and spatial moments of section resultants n_mat, m_mat (E,3) (the
-    map -h B^T of notes/seed_004 §3.7 that turns the elastic resultants into the exact energy
+    map -h B^T of docs/theory.md, "Rod model and its discrete energy" that turns the elastic
+    resultants into the exact energy
     gradient) at configuration x, rot, quat to f, tau (N,3). The implicit scheme's viscous
     forces: resultants beta C (strain increment)/dt through the midpoint configuration.
     Generic over float64/complex128."""

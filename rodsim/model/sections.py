@@ -1,6 +1,6 @@
 """Rod cross-sections: resultant stiffnesses and inertias per unit length.
 
-Conventions (DESIGN.md §2): the section frame is (d1, d2, d3) with d1 the rod tangent and d2, d3
+Conventions (): the section frame is (d1, d2, d3) with d1 the rod tangent and d2, d3
 principal axes of the section; section coordinates are (x2, x3) along (d2, d3). The stored energy
 per length is 1/2 Gamma.C1 Gamma + 1/2 Omega.C2 Omega with C1 = diag(EA, GA2, GA3) and
 C2 = diag(GJ, EI2, EI3); EI2 is the bending stiffness about d2 (I2 = int x3^2 dA), EI3 about d3
@@ -170,7 +170,7 @@ def section_from_material(E, nu, rho, shape, shear_factor=None) -> RodSection:  
 
 
 def section_from_spec(spec: Mapping) -> RodSection:
-    """Section from its case-file dict (INTERFACE.md, ``sections:``, ``type: rod``).
+    """Section from its case-file dict (docs/case_reference.md, ``sections:``, ``type: rod``).
 
     Exactly one of two forms, besides ``type: rod``:
     resultants ``EA, GA, GJ, EI, rhoA, rhoI`` (+ optional ``rhoJ``), or

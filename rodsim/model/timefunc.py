@@ -1,6 +1,6 @@
 """Time functions: the dimensionless multipliers f(t) of loads and prescribed motions.
 
-The case-file forms (INTERFACE.md, ``time:``), with t in the user's time unit:
+The case-file forms (docs/case_reference.md, ``time:``), with t in the user's time unit:
 
 - ``{constant: v}``: f = v;
 - ``{ramp: T}``: f = 0 for t <= 0, t / T on [0, T], 1 after (T > 0);

@@ -1,4 +1,5 @@
-"""ParaView series (INTERFACE.md §4): ``<stem>.pvd`` and one ``.vtu`` per frame in
+"""ParaView series (docs/results.md, "The ParaView series"): ``<stem>.pvd`` and one ``.vtu`` per
+frame in
 ``<stem>_vtk/``.
 
 Rods are line cells, plates quad and triangle cells after them, in the order of the results
