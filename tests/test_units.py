@@ -10,6 +10,7 @@ from rodsim import api
 from rodsim.case import units
 from rodsim.cli import main
 from rodsim.errors import CaseError
+from rodsim.post import plots
 
 CANTILEVER = """\
 rodsim: 1
@@ -133,6 +134,7 @@ def test_the_declared_system_is_recorded_and_shown(tmp_path):
     assert CliRunner().invoke(main, ["run", str(case), "-o", str(out), "-q"]).exit_code == 0
     with h5py.File(out, "r") as f:
         assert f.attrs["units"] == "mm-t-s: length mm, mass t, time s"
+        assert plots._is_equilibrium(f)  # its x axis is the load multiplier, not time
     assert api.read_results(out).units == "mm-t-s: length mm, mass t, time s"
     info = CliRunner().invoke(main, ["info", str(out)]).output
     assert "units     mm-t-s: length mm, mass t, time s (force N, stress MPa, energy mJ)" in info

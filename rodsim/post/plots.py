@@ -146,7 +146,7 @@ def _elements_in(f, kind: str, nodes: np.ndarray, set_name: str) -> np.ndarray:
 def _is_equilibrium(f) -> bool:
     """Whether the file is of an equilibrium analysis (its `time` is the load multiplier):
     the analysis its case text and overrides give."""
-    import yaml
+    from rodsim.case.load import parse_yaml
 
     def text(key):
         raw = f.attrs.get(key, "")
@@ -154,8 +154,8 @@ def _is_equilibrium(f) -> bool:
 
     analysis = None
     try:
-        analysis = (yaml.safe_load(text("case")) or {}).get("solver", {}).get("analysis")
-    except (yaml.YAMLError, AttributeError):
+        analysis = (parse_yaml(text("case")) or {}).get("solver", {}).get("analysis")
+    except (CaseError, AttributeError):  # no case text, or not a mapping
         pass
     for line in text("overrides").splitlines():
         key, _, value = line.partition("=")
