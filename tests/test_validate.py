@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from rodsim.cli import main
 from rodsim.errors import CaseError
 from rodsim.validate import compare, spec_reference, theory
+from rodsim.validate.runner import run_benchmark
 from rodsim.validate.spec import load_benchmark
 from rodsim.validate.suite import default_root, select
 
@@ -208,6 +209,17 @@ def test_a_broken_spec_is_exit_code_2_naming_file_and_key(bench_copy):
     res = CliRunner().invoke(main, ["validate", "--suite", str(folder.parent)])
     assert res.exit_code == 2
     assert f"{folder / 'benchmark.yaml'}: {Q1}.tolerance: expected a number > 0" in _err(res)
+
+
+def test_the_spec_reference_example_runs_and_passes(tmp_path):
+    """The example of docs/validation/spec_reference.md, with the case of masses_pulse."""
+    folder = tmp_path / "example"
+    folder.mkdir()
+    shutil.copy(default_root() / "masses_pulse" / "case.yaml", folder / "case.yaml")
+    (folder / "benchmark.yaml").write_text(spec_reference.EXAMPLE_SPEC)
+    (folder / "reference.json").write_text(spec_reference.EXAMPLE_REFERENCE)
+    outcome = run_benchmark(load_benchmark(folder), "quick", tmp_path / "work")
+    assert [row.status for row in outcome.rows] == [compare.PASS]
 
 
 def test_spec_reference_is_generated_from_the_schema():

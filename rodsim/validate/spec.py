@@ -384,7 +384,7 @@ def load_reference(path: Path) -> ReferenceFile:
     """The checked reference.json at path, its curves read from their CSV files."""
     try:
         data = json.loads(path.read_text())
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError):
         raise CaseError("no such reference file", file=str(path)) from None
     except json.JSONDecodeError as exc:
         raise CaseError(
