@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from rodsim.cli import main
 from rodsim.errors import CaseError
-from rodsim.validate import compare, theory
+from rodsim.validate import compare, spec_reference, theory
+from rodsim.validate.runner import run_benchmark
 from rodsim.validate.spec import load_benchmark
 from rodsim.validate.suite import default_root, select
 
@@ -55,31 +56,104 @@ def test_every_benchmark_of_the_suite_loads():
             assert q.reference.source
 
 
+Q1 = "quantities[1]"  # the synthetic spec's second quantity, the one the edits break
+
+
 @pytest.mark.parametrize(
-    "old, new, message",
+    "old, new, key, message",
     [
-        (", reason: must fail}", "}", "missing key 'reason'"),
+        (", reason: must fail}", "}", f"{Q1}.reason", "missing required key 'reason'"),
         (
             "reduce: final, reference: L_wrong",
             "reduce: largest, reference: L_wrong",
-            "reduce must be one of",
+            f"{Q1}.reduce",
+            "expected one of final, at, max,",
         ),
-        ("reference: L_wrong", "reference: L_typo", "'L_typo' is not a value of reference.json"),
-        ("tolerance: 1.0e-3", "tolerance: -1", "expected a number > 0"),
-        ("title: Synthetic", "colour: red\ntitle: Synthetic", "unknown key 'colour'"),
-        ("case: case.yaml", "case: nowhere.yaml", "no such case file"),
+        (
+            "reference: L_wrong",
+            "reference: L_typo",
+            f"{Q1}.reference",
+            "'L_typo' is not a value of reference.json (it has: L_true, L_wrong)",
+        ),
+        (
+            "reference: L_wrong",
+            "reference: L_wromg",
+            f"{Q1}.reference",
+            "'L_wromg' is not a value of reference.json (did you mean 'L_wrong'?)",
+        ),
+        ("tolerance: 1.0e-3", "tolerance: -1", f"{Q1}.tolerance", "expected a number > 0, got -1"),
+        (
+            "tolerance: 1.0e-3",
+            "tolerence: 1.0e-3",
+            f"{Q1}.tolerence",
+            "unknown key 'tolerence' (did you mean 'tolerance'?)",
+        ),
+        ("title: Synthetic", "colour: red\ntitle: Synthetic", "colour", "unknown key 'colour'"),
+        ("number: 99", "number: 9.5", "number", "expected an integer >= 1, got 9.5"),
+        ("case: case.yaml", "case: nowhere.yaml", "case", "no such case file"),
         (
             "reduce: final, reference: L_wrong",
             "reduce: final, run: other, reference: L_wrong",
-            "no run 'other'",
+            f"{Q1}.run",
+            "no run 'other' (runs: main)",
+        ),
+        (
+            "quantities:",
+            "tiers: {quick: {runs: [mian]}}\nquantities:",
+            "tiers.quick.runs[0]",
+            "no run 'mian' (did you mean 'main'?)",
+        ),
+        (
+            "quantities:",
+            "runs: {main: [solver.t_end]}\nquantities:",
+            "runs.main[0]",
+            "expected a KEY=VALUE override, got 'solver.t_end'",
+        ),
+        (
+            "reduce: final, reference: L_wrong",
+            "reduce: at, reference: L_wrong",
+            f"{Q1}.at",
+            "missing key 'at': reduce: at needs the time",
+        ),
+        (
+            "reduce: final, reference: L_wrong",
+            "reduce: max, window: [5.0, 1.0], reference: L_wrong",
+            f"{Q1}.window",
+            "the window must end after it starts, got [5, 1]",
+        ),
+        (
+            "reduce: final, reference: L_wrong",
+            "reduce: final, h: {main: 0.1}, reference: L_wrong",
+            f"{Q1}.h",
+            "only reduce: order takes h",
+        ),
+        (
+            "reduce: final, reference: L_wrong",
+            "reduce: order, h: {main: 0.1}, exact: L_true, reference: L_wrong",
+            f"{Q1}.h",
+            "reduce: order needs h of at least two runs",
+        ),
+        (
+            "figure:",
+            "figure:\n  kind: convergence",
+            "figure.kind",
+            "kind: convergence needs a quantity with reduce: order",
+        ),
+        (
+            "figure:",
+            "figure:\n  curve: nothing",
+            "figure.curve",
+            "is not a curve of reference.json (it has: none)",
         ),
     ],
 )
-def test_spec_loader_rejects_bad_specs(bench_copy, old, new, message):
+def test_spec_loader_rejects_bad_specs(bench_copy, old, new, key, message):
+    """Each broken spec is one CaseError naming the file and the key path."""
     folder, edit = bench_copy
-    with pytest.raises(CaseError, match=message) as info:
+    with pytest.raises(CaseError) as info:
         load_benchmark(edit(old, new))
-    assert str(folder / "benchmark.yaml") in str(info.value)
+    assert str(info.value).startswith(f"{folder / 'benchmark.yaml'}: {key}: ")
+    assert message in info.value.reason
 
 
 def test_a_zero_reference_needs_a_scale(bench_copy):
@@ -87,17 +161,73 @@ def test_a_zero_reference_needs_a_scale(bench_copy):
     ref = json.loads((folder / "reference.json").read_text())
     ref["values"]["nothing"] = {"value": 0.0, "source": "test"}
     (folder / "reference.json").write_text(json.dumps(ref))
-    with pytest.raises(CaseError, match="the reference is 0: give scale"):
+    with pytest.raises(CaseError, match="the reference is 0: give scale") as info:
         load_benchmark(edit("reference: L_wrong", "reference: nothing"))
+    assert info.value.key == f"{Q1}.scale"
 
 
-def test_reference_values_need_a_source(bench_copy):
+@pytest.mark.parametrize(
+    "edit, key, message",
+    [
+        (
+            lambda r: r["values"]["L_true"].pop("source"),
+            "values.L_true.source",
+            "missing required key 'source'",
+        ),
+        (
+            lambda r: r["values"]["L_true"].update(value="0.15"),
+            "values.L_true.value",
+            "expected a number, got '0.15'",
+        ),
+        (lambda r: r.update(citation=[]), "citation", "expected a non-empty list"),
+        (
+            lambda r: r.update(citaton=["x"]),
+            "citaton",
+            "unknown key 'citaton' (did you mean 'citation'?)",
+        ),
+        (
+            lambda r: r.update(curves={"c": {"file": "no.csv", "source": "s", "uncertainty": "u"}}),
+            "curves.c.file",
+            "no such curve file",
+        ),
+    ],
+)
+def test_reference_loader_rejects_bad_references(bench_copy, edit, key, message):
     folder, _ = bench_copy
     ref = json.loads((folder / "reference.json").read_text())
-    del ref["values"]["L_true"]["source"]
+    edit(ref)
     (folder / "reference.json").write_text(json.dumps(ref))
-    with pytest.raises(CaseError, match="values.L_true.source: expected a non-empty text"):
+    with pytest.raises(CaseError) as info:
         load_benchmark(folder)
+    assert str(info.value).startswith(f"{folder / 'reference.json'}: {key}: ")
+    assert message in info.value.reason
+
+
+def test_a_broken_spec_is_exit_code_2_naming_file_and_key(bench_copy):
+    folder, edit = bench_copy
+    edit("tolerance: 1.0e-3", "tolerance: 0")
+    res = CliRunner().invoke(main, ["validate", "--suite", str(folder.parent)])
+    assert res.exit_code == 2
+    assert f"{folder / 'benchmark.yaml'}: {Q1}.tolerance: expected a number > 0" in _err(res)
+
+
+def test_the_spec_reference_example_runs_and_passes(tmp_path):
+    """The example of docs/validation/spec_reference.md, with the case of masses_pulse."""
+    folder = tmp_path / "example"
+    folder.mkdir()
+    shutil.copy(default_root() / "masses_pulse" / "case.yaml", folder / "case.yaml")
+    (folder / "benchmark.yaml").write_text(spec_reference.EXAMPLE_SPEC)
+    (folder / "reference.json").write_text(spec_reference.EXAMPLE_REFERENCE)
+    outcome = run_benchmark(load_benchmark(folder), "quick", tmp_path / "work")
+    assert [row.status for row in outcome.rows] == [compare.PASS]
+
+
+def test_spec_reference_is_generated_from_the_schema():
+    committed = (ROOT / "docs" / "validation" / "spec_reference.md").read_text()
+    assert committed == spec_reference.reference(), (
+        "docs/validation/spec_reference.md is stale: "
+        "python -m rodsim.validate.spec_reference > docs/validation/spec_reference.md"
+    )
 
 
 # --- comparison arithmetic -------------------------------------------------------------------

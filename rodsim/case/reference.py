@@ -93,19 +93,22 @@ def _default(f: s.Field) -> str:
     return f"`{d:g}`" if isinstance(d, float) else f"`{d}`"
 
 
-def _table(rec: s.Record, prefix: str, out: list, nested: list) -> None:
-    out.append("| key | expects | dimension | default | meaning |")
-    out.append("|---|---|---|---|---|")
+def _table(rec: s.Record, prefix: str, out: list, nested: list, dims: bool = True) -> None:
+    out.append("| key | expects | dimension | default | meaning |" if dims else _NO_DIM_HEAD)
+    out.append("|---|---|---|---|---|" if dims else "|---|---|---|---|")
     for f in rec.fields:
         path = f"{prefix}.{f.name}" if prefix else f.name
         expects = f"a mapping, see `{path}`" if isinstance(f.node, s.Record) else f.node.expected()
-        dim = dimension(f.node)
-        out.append(f"| `{f.name}` | {expects} | {dim} | {_default(f)} | {f.doc} |")
+        dim = f" {dimension(f.node)} |" if dims else ""
+        out.append(f"| `{f.name}` | {expects} |{dim} {_default(f)} | {f.doc} |")
         _children(f.node, path, nested)
     rules = [r.__doc__ for r in rec.rules if r.__doc__]
     if rules:
         out.append("")
         out.append("Also: " + "; ".join(rules) + ".")
+
+
+_NO_DIM_HEAD = "| key | expects | default | meaning |"
 
 
 def dimension(node) -> str:
@@ -133,7 +136,7 @@ def _children(node, path: str, nested: list) -> None:
         nested.append((path, node))
 
 
-def _section(path: str, node, out: list, seen: set) -> None:
+def _section(path: str, node, out: list, seen: set, dims: bool = True) -> None:
     if path in seen:
         return
     seen.add(path)
@@ -142,7 +145,7 @@ def _section(path: str, node, out: list, seen: set) -> None:
     if isinstance(node, s.Record):
         if node.doc:
             out.append(node.doc + "\n")
-        _table(node, path, out, nested)
+        _table(node, path, out, nested, dims)
     elif isinstance(node, s.Tagged):
         out.append("One of these forms, told apart by the key shown:\n")
         for tag, sub, is_nested, doc in node.options:
@@ -162,16 +165,23 @@ def _section(path: str, node, out: list, seen: set) -> None:
             out.append(f"- `type: {kind}`: see `{path} (type: {kind})`")
             nested.append((f"{path} (type: {kind})", sub))
     for sub_path, sub in nested:
-        _section(sub_path, sub, out, seen)
+        _section(sub_path, sub, out, seen, dims)
+
+
+def tables(root: s.Record, out: list, dims: bool = True) -> None:
+    """Append the key table of root, then one section per nested node, to out (lines of
+    Markdown). dims=False leaves out the dimension column (files without physical numbers,
+    such as the validation suite's: rodsim.validate.spec_reference)."""
+    nested: list = []
+    _table(root, "", out, nested, dims)
+    seen: set = set()
+    for path, node in nested:
+        _section(path, node, out, seen, dims)
 
 
 def reference() -> str:
     out = [HEADER, memory(), "## Top level\n"]
-    nested: list = []
-    _table(v1.CASE, "", out, nested)
-    seen: set = set()
-    for path, node in nested:
-        _section(path, node, out, seen)
+    tables(v1.CASE, out)
     return "\n".join(out) + "\n"
 
 

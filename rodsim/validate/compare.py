@@ -110,7 +110,7 @@ def first_crossing(t: np.ndarray, v: np.ndarray, level: float) -> float:
 def reduce(
     t: np.ndarray, v: np.ndarray, how: str, window=(0.0, math.inf), at=None, curve=None
 ) -> float:
-    """A number out of a time series (see rodsim.validate.spec.REDUCERS)."""
+    """A number out of a time series (rodsim.validate.spec.REDUCTIONS says what each does)."""
     if not np.all(np.isfinite(v)):
         return math.nan
     if how == "final":

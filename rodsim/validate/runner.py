@@ -12,8 +12,8 @@ from pathlib import Path
 
 from rodsim.errors import CaseError, NumericalError, ResourceError
 from rodsim.validate import compare
+from rodsim.validate.benchmark import Benchmark, Quantity
 from rodsim.validate.measure import read_series
-from rodsim.validate.spec import Benchmark, Quantity
 
 log = logging.getLogger(__name__)
 

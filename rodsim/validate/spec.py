@@ -3,305 +3,469 @@
 
 Every number a benchmark compares against is looked up by name in reference.json, so no
 reference value lives in a spec or in code; a spec only says which series of the results is
-reduced how, against which named value, with which tolerance and why. Problems are CaseError
-naming the file and the key (exit code 2), like case files.
+reduced how, against which named value, with which tolerance and why.
+
+Both files are described by the case file's schema nodes (rodsim.case.schema): SPEC and
+REFERENCE check them (types, unknown keys with "did you mean", rules across keys) and generate
+their reference, docs/validation/spec_reference.md (rodsim.validate.spec_reference). Names
+that point from one file into the other (a value, a curve) are resolved afterwards, when the
+typed Benchmark is built. Every problem is one CaseError naming the file and the key path
+(exit code 2), like a case file's.
 """
 
+import difflib
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from rodsim.case import schema as s
 from rodsim.case.load import parse_yaml
 from rodsim.errors import CaseError
-
-SPEC = "benchmark.yaml"
-REDUCERS = (
-    "final",
-    "at",
-    "max",
-    "min",
-    "absmax",
-    "mean",
-    "band",
-    "relband",
-    "drift",
-    "frequency",
-    "curve_rms",
-    "order",
-    "crossing",
+from rodsim.validate.benchmark import (
+    Benchmark,
+    Curve,
+    Figure,
+    Quantity,
+    ReferenceFile,
+    Run,
+    Tier,
+    Value,
 )
+
+SPEC_FILE = "benchmark.yaml"
 TIERS = ("quick", "full")
-_SPEC_KEYS = {
-    "number",
-    "title",
-    "case",
-    "reference",
-    "runs",
-    "tiers",
-    "quantities",
-    "figure",
-    "notes",
+REDUCTIONS = {
+    "final": "the last value",
+    "at": "the value at time `at` (linear between frames)",
+    "max": "the largest value in the window",
+    "min": "the smallest value in the window",
+    "absmax": "the largest magnitude in the window",
+    "mean": "the time average over the window (trapezoidal)",
+    "band": "max - min over the window",
+    "relband": "(max - min) / abs(mean) over the window: for a level without a reference",
+    "drift": "the largest departure from the window's first value",
+    "frequency": "the angular frequency of the strongest oscillation in the window (a "
+    "least-squares fit of c + a cos wt + b sin wt, far finer than the FFT bin)",
+    "curve_rms": "the RMS difference from `curve` at its points in the window, relative to "
+    "the curve's largest magnitude there; compared against 0",
+    "order": "the convergence order: `frequency` of each run of `h`, then the least-squares "
+    "slope of log abs(f - exact) against log h",
+    "crossing": "the first time abs(series) reaches the level `at`",
 }
-_QUANTITY_KEYS = {
-    "name",
-    "series",
-    "reduce",
-    "run",
-    "window",
-    "at",
-    "reference",
-    "scale",
-    "tolerance",
-    "reason",
-    "curve",
-    "h",
-    "exact",
-}
-_FIGURE_KEYS = {"series", "curve", "ylabel", "kind"}
+REDUCERS = tuple(REDUCTIONS)
+
+
+# --- the nodes the spec needs beyond rodsim.case.schema ---------------------------------------
 
 
 @dataclass(frozen=True)
-class Curve:
-    """A reference curve (e.g. digitised from a figure): x, y and where they come from."""
+class Prose:
+    """Text that says something: a non-empty string, returned without surrounding blanks."""
 
-    name: str
-    x: tuple[float, ...]
-    y: tuple[float, ...]
-    source: str
-    uncertainty: str
+    def expected(self) -> str:
+        return "a non-empty string"
 
-
-@dataclass(frozen=True)
-class Value:
-    """A reference number and where it comes from (table, equation, digitised figure)."""
-
-    value: float
-    source: str
-    uncertainty: str = ""
+    def check(self, value, path: s.Path) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise s.fail(path, f"expected {self.expected()}, got {s.show(value)}")
+        return s.Text().check(value, path).strip()  # Text refuses control characters
 
 
 @dataclass(frozen=True)
-class Quantity:
-    """One compared number: ``series`` of run(s) reduced by ``reduce``, against ``reference``.
+class Override:
+    """A ``--set`` assignment KEY=VALUE, applied to the benchmark's case file."""
 
-    The error is |computed - reference| / scale (scale defaults to |reference|) and passes when
-    it is at most ``tolerance``. ``order`` reduces one series per run (``h``: run -> element
-    size) to a frequency each and fits the slope of log|f - exact| against log h (``exact``
-    names the exact frequency).
-    """
+    def expected(self) -> str:
+        return "a KEY=VALUE override"
 
-    name: str
-    series: str
-    reduce: str
-    reference: Value
-    scale: float
-    tolerance: float
-    reason: str
-    run: str = "main"
-    window: tuple[float, float] = (0.0, math.inf)
-    at: float | None = None
-    curve: Curve | None = None
-    h: tuple[tuple[str, float], ...] = ()
-    exact: Value | None = None
+    def check(self, value, path: s.Path) -> str:
+        if not isinstance(value, str) or "=" not in value:
+            raise s.fail(path, f"expected {self.expected()}, got {s.show(value)}")
+        return s.Text().check(value, path)
 
 
 @dataclass(frozen=True)
-class Figure:
-    kind: str  # "time": series against time (reference curve overlaid); "convergence"
-    series: str
-    curve: Curve | None
-    ylabel: str
+class Window:
+    """[t_from, t_to] -> (t_from, t_to); a null t_to is the end of the run (inf)."""
+
+    def expected(self) -> str:
+        return "[t_from, t_to] (t_to null: to the end)"
+
+    def check(self, value, path: s.Path) -> tuple[float, float]:
+        if not isinstance(value, list) or len(value) != 2:
+            raise s.fail(path, f"expected {self.expected()}, got {s.show(value)}")
+        lo = s.Number().check(value[0], (*path, 0))
+        hi = math.inf if value[1] is None else s.Number().check(value[1], (*path, 1))
+        if not hi > lo:
+            raise s.fail(path, f"the window must end after it starts, got [{lo:g}, {hi:g}]")
+        return (lo, hi)
 
 
-@dataclass(frozen=True)
-class Benchmark:
-    name: str
-    folder: Path
-    number: int
-    title: str
-    case: Path
-    citation: tuple[str, ...]
-    runs: dict = field(hash=False)  # run name -> overrides (tuple of KEY=VALUE)
-    tiers: dict = field(hash=False)  # tier -> (overrides, run names)
-    quantities: tuple[Quantity, ...]
-    figure: Figure | None
-    notes: str = ""
-
-    def overrides(self, run: str, tier: str) -> tuple[str, ...]:
-        """The --set overrides of a run in a tier: the run's own, then the tier's."""
-        return tuple(self.runs[run]) + tuple(self.tiers[tier][0])
-
-    def tier_runs(self, tier: str) -> tuple[str, ...]:
-        return self.tiers[tier][1]
+def _did_you_mean(name, names) -> str:
+    close = difflib.get_close_matches(str(name), list(names), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _fail(msg: str, file: Path, key: str | None = None) -> CaseError:
-    return CaseError(msg, file=str(file), key=key)
+# --- benchmark.yaml -------------------------------------------------------------------------
+
+NAME = s.Text(identifier=True)
 
 
-def _number(v, file, key, positive=False) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise _fail(f"expected a finite number, found {v!r}", file, key)
-    if positive and v <= 0:
-        raise _fail(f"expected a number > 0, found {v!r}", file, key)
-    return float(v)
+def _at_given(q: dict, path: s.Path) -> None:
+    """`reduce: at` and `reduce: crossing` need `at`"""
+    if q["reduce"] in ("at", "crossing") and q["at"] is None:
+        what = "the time" if q["reduce"] == "at" else "the level abs(series) reaches"
+        raise s.fail((*path, "at"), f"missing key 'at': reduce: {q['reduce']} needs {what}")
 
 
-def _text(v, file, key) -> str:
-    if not isinstance(v, str) or not v.strip():
-        raise _fail("expected a non-empty text", file, key)
-    return v.strip()
-
-
-def _mapping(v, file, key, allowed: set) -> dict:
-    if not isinstance(v, dict):
-        raise _fail(f"expected a mapping, found {type(v).__name__}", file, key)
-    unknown = sorted(set(v) - allowed)
-    if unknown:
-        raise _fail(
-            f"unknown key {unknown[0]!r}; expected one of {', '.join(sorted(allowed))}", file, key
+def _reference_given(q: dict, path: s.Path) -> None:
+    """`reduce: curve_rms` needs `curve`, every other reduction `reference`"""
+    if q["reduce"] == "curve_rms" and q["curve"] is None:
+        raise s.fail((*path, "curve"), "missing key 'curve': reduce: curve_rms needs it")
+    if q["reduce"] != "curve_rms" and q["reference"] is None:
+        raise s.fail(
+            (*path, "reference"), "missing key 'reference' (a name in reference.json values)"
         )
-    return v
 
 
-def _overrides(v, file, key) -> tuple[str, ...]:
-    if v is None:
-        return ()
-    if not isinstance(v, list) or not all(isinstance(s, str) and "=" in s for s in v):
-        raise _fail("expected a list of KEY=VALUE overrides", file, key)
-    return tuple(v)
+def _order_given(q: dict, path: s.Path) -> None:
+    """`reduce: order` needs `h` of two runs or more and `exact`, which only it takes"""
+    if q["reduce"] != "order":
+        for key in ("h", "exact"):
+            if q[key] is not None:
+                raise s.fail((*path, key), f"only reduce: order takes {key}")
+        return
+    if len(q["h"] or {}) < 2:
+        raise s.fail((*path, "h"), "reduce: order needs h of at least two runs")
+    if q["exact"] is None:
+        raise s.fail((*path, "exact"), "missing key 'exact': reduce: order needs it")
 
 
-def load_reference(path: Path) -> tuple[tuple[str, ...], dict, dict]:
-    """(citation lines, values by name, curves by name) of a reference.json."""
+QUANTITY = s.Record(
+    (
+        s.Field("name", Prose(), "what is compared, as the report's table names it"),
+        s.Field(
+            "series",
+            Prose(),
+            "the time series of the results, as `rodsim plot` names it: "
+            "`WHAT[.COMPONENT][@SET[/SET]]`, a leading `-` negates it "
+            "(rodsim/validate/measure.py lists them)",
+        ),
+        s.Field("reduce", s.Text(choices=REDUCERS), "how the series becomes a number (below)"),
+        s.Field(
+            "run",
+            NAME,
+            "the run reduced, a key of `runs` (absent: the first run; `order` uses `h`)",
+            optional=True,
+        ),
+        s.Field(
+            "window",
+            Window(),
+            "the part of the run reduced (absent: all of it)",
+            optional=True,
+        ),
+        s.Field("at", s.Number(), "`at`: the time; `crossing`: the level", optional=True),
+        s.Field(
+            "reference",
+            NAME,
+            "the reference value, a key of `values` in reference.json (`curve_rms`: not used)",
+            optional=True,
+        ),
+        s.Field(
+            "scale",
+            s.Either((s.Number(gt=0), NAME)),
+            "what the error is relative to: a number, or a key of `values` (its magnitude); "
+            "absent: the reference's magnitude, which must not be 0",
+            optional=True,
+        ),
+        s.Field(
+            "tolerance",
+            s.Number(gt=0),
+            "the largest relative error abs(computed - reference) / scale that passes",
+        ),
+        s.Field("reason", Prose(), "why this tolerance: from theory, a mesh study or a source"),
+        s.Field("curve", NAME, "a reference curve, a key of `curves`", optional=True),
+        s.Field(
+            "h",
+            s.MapOf(s.Number(gt=0), doc_key="RUN"),
+            "`order`: the element size of each run of the sequence, by run name",
+            optional=True,
+        ),
+        s.Field("exact", NAME, "`order`: the exact value, a key of `values`", optional=True),
+    ),
+    doc="One compared number: `series` of a run reduced by `reduce`, its error "
+    "abs(computed - reference) / scale against `tolerance`.",
+    rules=(_at_given, _reference_given, _order_given),
+)
+
+TIER = s.Record(
+    (
+        s.Field(
+            "set",
+            s.ListOf(Override()),
+            "overrides of every run in this tier, after the run's own",
+            default=(),
+        ),
+        s.Field(
+            "runs",
+            s.ListOf(NAME, min_items=1),
+            "the runs of this tier, keys of `runs` (absent: all of them)",
+            optional=True,
+        ),
+    ),
+)
+_ALL_RUNS = {"set": (), "runs": None}
+
+FIGURE = s.Record(
+    (
+        s.Field(
+            "kind",
+            s.Text(choices=("time", "convergence")),
+            "`time`: the series of every run against time; `convergence`: the error of the "
+            "`order` quantity against h, with the expected slope",
+            default="time",
+        ),
+        s.Field(
+            "series", Prose(), "the series drawn (absent: the first quantity's)", optional=True
+        ),
+        s.Field("curve", NAME, "a reference curve drawn with it, a key of `curves`", optional=True),
+        s.Field("ylabel", Prose(), "the label of the y axis (absent: the series)", optional=True),
+    ),
+    doc="The benchmark's figure in the report.",
+)
+
+
+def _run_names(data: dict) -> tuple[str, ...]:
+    return tuple(data["runs"] or ("main",))
+
+
+def _runs_known(data: dict, path: s.Path) -> None:
+    """every run named in `tiers` and in a quantity's `run` or `h` is a key of `runs`"""
+    names = _run_names(data)
+    named = [
+        ((*path, "tiers", t, "runs", i), r)
+        for t in TIERS
+        for i, r in enumerate(data["tiers"][t]["runs"] or ())
+    ]
+    for i, q in enumerate(data["quantities"]):
+        named += [((*path, "quantities", i, "run"), q["run"])] if q["run"] else []
+        named += [((*path, "quantities", i, "h", r), r) for r in q["h"] or {}]
+    for where, run in named:
+        if run not in names:
+            raise s.fail(
+                where, f"no run {run!r}{_did_you_mean(run, names)} (runs: {', '.join(names)})"
+            )
+
+
+def _convergence_drawn(data: dict, path: s.Path) -> None:
+    """`figure: {kind: convergence}` needs a quantity with `reduce: order`"""
+    figure = data["figure"]
+    if figure and figure["kind"] == "convergence":
+        if not any(q["reduce"] == "order" for q in data["quantities"]):
+            raise s.fail(
+                (*path, "figure", "kind"), "kind: convergence needs a quantity with reduce: order"
+            )
+
+
+SPEC = s.Record(
+    (
+        s.Field("number", s.Number(integer=True, ge=1), "the benchmark's number (report order)"),
+        s.Field("title", Prose(), "the title in the report"),
+        s.Field(
+            "case",
+            Prose(),
+            "the case file, relative to the benchmark's folder (run as `rodsim run` runs it)",
+        ),
+        s.Field(
+            "reference", Prose(), "the reference file, relative to the folder: `reference.json`"
+        ),
+        s.Field(
+            "runs",
+            s.MapOf(s.ListOf(Override()), doc_key="RUN"),
+            "runs of the case by name, each a list of `--set` overrides (absent: one run "
+            "`main` without overrides)",
+            optional=True,
+        ),
+        s.Field(
+            "tiers",
+            s.Record(
+                (
+                    s.Field("quick", TIER, "`rodsim validate --quick` (CI)", default=_ALL_RUNS),
+                    s.Field("full", TIER, "`rodsim validate`", default=_ALL_RUNS),
+                ),
+                doc="What each tier runs: the same quantities, coarser or shorter for quick.",
+            ),
+            "the two tiers (absent: every run as it is, in both)",
+            default={t: _ALL_RUNS for t in TIERS},
+        ),
+        s.Field("quantities", s.ListOf(QUANTITY, min_items=1), "the compared numbers"),
+        s.Field("figure", FIGURE, "the figure of the report (absent: none)", optional=True),
+        s.Field("notes", Prose(), "a paragraph for the report", default=""),
+    ),
+    rules=(_runs_known, _convergence_drawn),
+)
+
+
+# --- reference.json -------------------------------------------------------------------------
+
+REFERENCE = s.Record(
+    (
+        s.Field("citation", s.ListOf(Prose(), min_items=1), "full citations of the sources"),
+        s.Field(
+            "values",
+            s.MapOf(
+                s.Record(
+                    (
+                        s.Field("value", s.Number(), "the number"),
+                        s.Field(
+                            "source",
+                            Prose(),
+                            "where it comes from: table, equation, exact invariant, digitised "
+                            "figure, computation (with the command that repeats it)",
+                        ),
+                        s.Field("uncertainty", s.Text(), "how far it can be trusted", default=""),
+                    ),
+                    doc="A reference number.",
+                )
+            ),
+            "the reference numbers by name",
+            optional=True,
+        ),
+        s.Field(
+            "curves",
+            s.MapOf(
+                s.Record(
+                    (
+                        s.Field(
+                            "file",
+                            Prose(),
+                            "a CSV file beside reference.json: a header line, then rows x, y "
+                            "(`#` comment lines allowed)",
+                        ),
+                        s.Field("source", Prose(), "where the curve comes from"),
+                        s.Field("uncertainty", Prose(), "e.g. the digitising error"),
+                    ),
+                    doc="A reference curve (e.g. digitised from a figure).",
+                )
+            ),
+            "reference curves by name",
+            optional=True,
+        ),
+        s.Field("notes", Prose(), "anything a reader of the file should know", default=""),
+    ),
+)
+
+
+# --- loading --------------------------------------------------------------------------------
+
+
+def _validated(node, data, file: Path) -> dict:
+    """data checked by node; its CaseError gets the file's name."""
+    try:
+        return node.check(data, ())
+    except CaseError as exc:
+        raise CaseError(exc.reason, file=str(file), key=exc.key) from None
+
+
+def _lookup(table: dict, name: str, file: Path, path: s.Path, what: str):
+    if name not in table:
+        known = ", ".join(sorted(table)) or "none"
+        raise CaseError(
+            f"{name!r} is not a {what} of reference.json{_did_you_mean(name, table)} "
+            f"(it has: {known})",
+            file=str(file),
+            key=s.render(path),
+        )
+    return table[name]
+
+
+def load_reference(path: Path) -> ReferenceFile:
+    """The checked reference.json at path, its curves read from their CSV files."""
     try:
         data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise _fail("no such reference file", path) from None
+    except (FileNotFoundError, IsADirectoryError):
+        raise CaseError("no such reference file", file=str(path)) from None
     except json.JSONDecodeError as exc:
-        raise _fail(f"invalid JSON: {exc.msg}", path, f"line {exc.lineno}") from None
-    data = _mapping(data, path, None, {"citation", "values", "curves", "notes"})
-    cites = data.get("citation")
-    if not isinstance(cites, list) or not cites or not all(isinstance(c, str) for c in cites):
-        raise _fail("expected a non-empty list of full citations", path, "citation")
-    values = {}
-    for name, v in _mapping(
-        data.get("values", {}), path, "values", set(data.get("values", {}) or {})
-    ).items():
-        key = f"values.{name}"
-        v = _mapping(v, path, key, {"value", "source", "uncertainty"})
-        values[name] = Value(
-            _number(v.get("value"), path, key + ".value"),
-            _text(v.get("source"), path, key + ".source"),
-            str(v.get("uncertainty", "")),
-        )
-    curves = {}
-    for name, c in (data.get("curves") or {}).items():
-        key = f"curves.{name}"
-        c = _mapping(c, path, key, {"file", "source", "uncertainty", "columns"})
-        curves[name] = _load_curve(
-            name,
-            path.parent / _text(c.get("file"), path, key + ".file"),
-            _text(c.get("source"), path, key + ".source"),
-            _text(c.get("uncertainty"), path, key + ".uncertainty"),
-        )
-    return tuple(cites), values, curves
+        raise CaseError(
+            f"invalid JSON: {exc.msg}", file=str(path), key=f"line {exc.lineno}"
+        ) from None
+    data = _validated(REFERENCE, data, path)
+    values = {name: Value(**v) for name, v in (data["values"] or {}).items()}
+    curves = {
+        name: _load_curve(name, c, path, ("curves", name, "file"))
+        for name, c in (data["curves"] or {}).items()
+    }
+    return ReferenceFile(tuple(data["citation"]), values, curves)
 
 
-def _load_curve(name: str, path: Path, source: str, uncertainty: str) -> Curve:
+def _load_curve(name: str, c: dict, reference: Path, key: s.Path) -> Curve:
     """A two-column CSV (header line, '#' comments allowed)."""
+    path = reference.parent / c["file"]
     try:
         lines = path.read_text().splitlines()
-    except FileNotFoundError:
-        raise _fail("no such curve file", path) from None
+    except (FileNotFoundError, IsADirectoryError):
+        raise CaseError(
+            f"no such curve file {path}", file=str(reference), key=s.render(key)
+        ) from None
     rows = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")][1:]
     try:
         pairs = [tuple(float(x) for x in ln.split(",")[:2]) for ln in rows]
     except ValueError:
-        raise _fail("expected two numeric columns after the header", path) from None
+        raise CaseError("expected two numeric columns after the header", file=str(path)) from None
     if len(pairs) < 2 or any(len(p) != 2 for p in pairs):
-        raise _fail("expected at least two rows of two numbers", path)
-    return Curve(name, tuple(p[0] for p in pairs), tuple(p[1] for p in pairs), source, uncertainty)
+        raise CaseError("expected at least two rows of two numbers", file=str(path))
+    xs, ys = zip(*pairs, strict=True)
+    return Curve(name, xs, ys, c["source"], c["uncertainty"])
 
 
-def _lookup(table: dict, name, file, key, what: str):
-    if name not in table:
-        known = ", ".join(sorted(table)) or "none"
-        raise _fail(f"{name!r} is not a {what} of reference.json (it has: {known})", file, key)
-    return table[name]
-
-
-def _window(v, file, key) -> tuple[float, float]:
-    if v is None:
-        return (0.0, math.inf)
-    if not isinstance(v, list) or len(v) != 2:
-        raise _fail("expected [t_from, t_to] (t_to may be null for the end)", file, key)
-    lo = _number(v[0], file, key)
-    hi = math.inf if v[1] is None else _number(v[1], file, key)
-    if hi <= lo:
-        raise _fail("the window must end after it starts", file, key)
-    return (lo, hi)
-
-
-def _quantity(q, i: int, file: Path, runs: dict, values: dict, curves: dict) -> Quantity:
-    key = f"quantities[{i}]"
-    q = _mapping(q, file, key, _QUANTITY_KEYS)
-    for k in ("name", "series", "reduce", "tolerance", "reason"):
-        if k not in q:
-            raise _fail(f"missing key {k!r}", file, key)
-    reduce = q["reduce"]
-    if reduce not in REDUCERS:
-        raise _fail(
-            f"reduce must be one of {', '.join(REDUCERS)}, found {reduce!r}", file, key + ".reduce"
+def _scale(q: dict, reference: Value, values: dict, file: Path, path: s.Path) -> float:
+    """What the error of q is relative to (> 0)."""
+    if q["scale"] is None:
+        if reference.value == 0:
+            raise CaseError(
+                "the reference is 0: give scale (what the error is relative to)",
+                file=str(file),
+                key=s.render((*path, "scale")),
+            )
+        return abs(reference.value)
+    if not isinstance(q["scale"], str):
+        return q["scale"]
+    scale = abs(_lookup(values, q["scale"], file, (*path, "scale"), "value").value)
+    if scale == 0:
+        raise CaseError(
+            f"the value {q['scale']!r} is 0; a scale must be > 0",
+            file=str(file),
+            key=s.render((*path, "scale")),
         )
-    run = q.get("run", next(iter(runs)))  # order quantities use the runs named in h
-    if run not in runs:
-        raise _fail(f"no run {run!r} (runs: {', '.join(runs)})", file, key + ".run")
+    return scale
+
+
+def _quantity(q: dict, path: s.Path, first_run: str, refs: ReferenceFile, file: Path) -> Quantity:
+    """The typed Quantity of checked data, its names resolved in the reference file."""
     curve = None
-    if "curve" in q:
-        curve = _lookup(curves, q["curve"], file, key + ".curve", "curve")
-    exact, h = None, ()
-    if reduce == "curve_rms":
-        if curve is None:
-            raise _fail("reduce: curve_rms needs curve", file, key)
+    if q["curve"] is not None:
+        curve = _lookup(refs.curves, q["curve"], file, (*path, "curve"), "curve")
+    if q["reduce"] == "curve_rms":
         reference = Value(0.0, f"curve {curve.name}: {curve.source}", curve.uncertainty)
     else:
-        if "reference" not in q:
-            raise _fail("missing key 'reference' (a name in reference.json values)", file, key)
-        reference = _lookup(values, q["reference"], file, key + ".reference", "value")
-    if reduce == "order":
-        h_map = _mapping(q.get("h"), file, key + ".h", set(runs))
-        if len(h_map) < 2:
-            raise _fail("order needs h for at least two runs", file, key + ".h")
-        h = tuple((r, _number(v, file, f"{key}.h.{r}", positive=True)) for r, v in h_map.items())
-        exact = _lookup(values, q.get("exact"), file, key + ".exact", "value")
-    if reduce in ("at", "crossing") and "at" not in q:
-        raise _fail(f"reduce: {reduce} needs at (a time; for crossing, the level)", file, key)
-    scale_v = q.get("scale")
-    if scale_v is None:
-        scale = abs(reference.value)
-    elif isinstance(scale_v, str):
-        scale = abs(_lookup(values, scale_v, file, key + ".scale", "value").value)
-    else:
-        scale = _number(scale_v, file, key + ".scale", positive=True)
-    if not scale > 0:
-        raise _fail(
-            "the reference is 0: give scale (what the error is relative to)", file, key + ".scale"
-        )
+        reference = _lookup(refs.values, q["reference"], file, (*path, "reference"), "value")
+    exact = None
+    if q["exact"] is not None:
+        exact = _lookup(refs.values, q["exact"], file, (*path, "exact"), "value")
     return Quantity(
-        name=_text(q["name"], file, key + ".name"),
-        series=_text(q["series"], file, key + ".series"),
-        reduce=reduce,
+        name=q["name"],
+        series=q["series"],
+        reduce=q["reduce"],
         reference=reference,
-        scale=scale,
-        tolerance=_number(q["tolerance"], file, key + ".tolerance", positive=True),
-        reason=_text(q["reason"], file, key + ".reason"),
-        run=run,
-        window=_window(q.get("window"), file, key + ".window"),
-        at=None if "at" not in q else _number(q["at"], file, key + ".at"),
+        scale=_scale(q, reference, refs.values, file, path),
+        tolerance=q["tolerance"],
+        reason=q["reason"],
+        run=q["run"] or first_run,
+        window=q["window"] or (0.0, math.inf),
+        at=q["at"],
         curve=curve,
-        h=h,
+        h=tuple((q["h"] or {}).items()),
         exact=exact,
     )
 
@@ -309,64 +473,46 @@ def _quantity(q, i: int, file: Path, runs: dict, values: dict, curves: dict) -> 
 def load_benchmark(folder) -> Benchmark:
     """Read and check ``folder/benchmark.yaml`` and the reference file it names."""
     folder = Path(folder)
-    file = folder / SPEC
+    file = folder / SPEC_FILE
     try:
         text = file.read_text()
     except FileNotFoundError:
-        raise _fail("no such benchmark spec", file) from None
-    data = _mapping(parse_yaml(text, str(file)), file, None, _SPEC_KEYS)
-    for k in ("number", "title", "case", "reference", "quantities"):
-        if k not in data:
-            raise _fail(f"missing key {k!r}", file)
-    number = data["number"]
-    if isinstance(number, bool) or not isinstance(number, int):
-        raise _fail(f"expected an integer, found {number!r}", file, "number")
-    case = folder / _text(data["case"], file, "case")
+        raise CaseError("no such benchmark spec", file=str(file)) from None
+    data = _validated(SPEC, parse_yaml(text, str(file)), file)
+    case = folder / data["case"]
     if not case.is_file():
-        raise _fail(f"no such case file {case}", file, "case")
-    citation, values, curves = load_reference(folder / _text(data["reference"], file, "reference"))
-    runs_v = data.get("runs") or {"main": []}
-    if not isinstance(runs_v, dict):
-        raise _fail("expected a mapping run name -> list of overrides", file, "runs")
-    runs = {str(r): _overrides(o, file, f"runs.{r}") for r, o in runs_v.items()}
-    tiers_v = _mapping(data.get("tiers") or {}, file, "tiers", set(TIERS))
-    tiers = {}
-    for tier in TIERS:
-        t = _mapping(tiers_v.get(tier) or {}, file, f"tiers.{tier}", {"set", "runs"})
-        names = tuple(t.get("runs") or runs)
-        for r in names:
-            if r not in runs:
-                raise _fail(f"no run {r!r} (runs: {', '.join(runs)})", file, f"tiers.{tier}.runs")
-        tiers[tier] = (_overrides(t.get("set"), file, f"tiers.{tier}.set"), names)
-    qs = data["quantities"]
-    if not isinstance(qs, list) or not qs:
-        raise _fail("expected a non-empty list", file, "quantities")
-    quantities = tuple(_quantity(q, i, file, runs, values, curves) for i, q in enumerate(qs))
+        raise CaseError(f"no such case file {case}", file=str(file), key="case")
+    refs = load_reference(folder / data["reference"])
+    names = _run_names(data)
+    runs = tuple(Run(r, tuple((data["runs"] or {}).get(r, ()))) for r in names)
+    tiers = tuple(
+        Tier(t, tuple(data["tiers"][t]["set"]), tuple(data["tiers"][t]["runs"] or names))
+        for t in TIERS
+    )
+    quantities = tuple(
+        _quantity(q, ("quantities", i), names[0], refs, file)
+        for i, q in enumerate(data["quantities"])
+    )
     figure = None
-    if data.get("figure") is not None:
-        f = _mapping(data["figure"], file, "figure", _FIGURE_KEYS)
-        kind = f.get("kind", "time")
-        if kind not in ("time", "convergence"):
-            raise _fail("kind must be time or convergence", file, "figure.kind")
-        curve = _lookup(curves, f["curve"], file, "figure.curve", "curve") if "curve" in f else None
-        figure = Figure(
-            kind,
-            str(f.get("series", quantities[0].series)),
-            curve,
-            str(f.get("ylabel", f.get("series", quantities[0].series))),
-        )
+    if data["figure"] is not None:
+        f = data["figure"]
+        series = f["series"] or quantities[0].series
+        curve = None
+        if f["curve"] is not None:
+            curve = _lookup(refs.curves, f["curve"], file, ("figure", "curve"), "curve")
+        figure = Figure(f["kind"], series, curve, f["ylabel"] or series)
     return Benchmark(
         folder.name,
         folder,
-        number,
-        _text(data["title"], file, "title"),
+        data["number"],
+        data["title"],
         case,
-        citation,
+        refs.citation,
         runs,
         tiers,
         quantities,
         figure,
-        str(data.get("notes", "")),
+        data["notes"],
     )
 
 
@@ -375,4 +521,4 @@ def discover(root) -> dict[str, Path]:
     root = Path(root)
     if not root.is_dir():
         raise CaseError("no such validation suite folder", file=str(root))
-    return {p.name: p for p in sorted(root.iterdir()) if (p / SPEC).is_file()}
+    return {p.name: p for p in sorted(root.iterdir()) if (p / SPEC_FILE).is_file()}

@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from rodsim.errors import CaseError
-from rodsim.validate.spec import Benchmark, discover, load_benchmark
+from rodsim.validate.benchmark import Benchmark
+from rodsim.validate.spec import discover, load_benchmark
 
 
 def default_root() -> Path:
