@@ -113,4 +113,4 @@ def run_in_memory(
     frames = list(runner.frames(prep, progress))
     c = prep.case
     units = runner.units_attribute(c)
-    return from_frames(frames, prep.setup.mesh, c.data["title"], c.text, c.overrides, units)
+    return from_frames(frames, prep.setup.mesh, c.settings.title, c.text, c.overrides, units)

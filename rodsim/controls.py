@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from rodsim.case.fields import DOFS
 from rodsim.case.model import LoadRows
-from rodsim.case.v1 import DOFS
+from rodsim.case.settings import GravityLoad
 from rodsim.errors import CaseError
 
 
@@ -48,13 +49,13 @@ class LoadControl:
 
     def __init__(self, index: int, spec: dict, rows: LoadRows, loads, changed: Callable):
         self.index = index
-        self.set = spec["set"]
-        self.follower = bool(spec["follower"])
+        self.set = spec.set
+        self.follower = bool(spec.follower)
         self._rows = rows
         self._nodal_rows = _span(rows.nodal)
         self._loads = loads
         self._changed = changed
-        self._edge_force = None if spec["edge_force"] is None else np.array(spec["edge_force"])
+        self._edge_force = None if spec.edge_force is None else np.array(spec.edge_force)
 
     def __repr__(self) -> str:
         return f"<LoadControl loads[{self.index}] on {self.set!r}>"
@@ -145,7 +146,7 @@ class MotionControl:
 
     def __init__(self, index: int, spec: dict, rows: np.ndarray, motions):
         self.index = index
-        self.set = spec["set"]
+        self.set = spec.set
         self._rows = rows
         self._motions = motions
 
@@ -228,8 +229,8 @@ class Controls:
 def load_controls(data: dict, rows: Sequence[LoadRows], loads, changed: Callable) -> Controls:
     """The LoadControl of every `loads:` entry but gravity; loads: the model's LoadArrays."""
     controls, reasons = {}, {}
-    for i, ((tag, spec), r) in enumerate(zip(data["loads"], rows, strict=True)):
-        if tag == "gravity":
+    for i, (spec, r) in enumerate(zip(data.loads, rows, strict=True)):
+        if isinstance(spec, GravityLoad):
             reasons[i] = "gravity: set Simulation.gravity"
         else:
             controls[i] = LoadControl(i, spec, r, loads, changed)
@@ -238,6 +239,6 @@ def load_controls(data: dict, rows: Sequence[LoadRows], loads, changed: Callable
 
 def motion_controls(data: dict, rows: dict, motions) -> Controls:
     """The MotionControl of every `boundary:` entry that prescribes motion."""
-    controls = {i: MotionControl(i, data["boundary"][i], r, motions) for i, r in rows.items()}
-    reasons = {i: "fixed, not prescribed" for i in range(len(data["boundary"])) if i not in rows}
+    controls = {i: MotionControl(i, data.boundary[i], r, motions) for i, r in rows.items()}
+    reasons = {i: "fixed, not prescribed" for i in range(len(data.boundary)) if i not in rows}
     return Controls("boundary", controls, reasons)

@@ -164,10 +164,10 @@ def run_time(prep) -> RunTime:
     """The wall time of the run of a prepared case (rodsim.run.Prepared), loading the kernels
     included, starting Python and building the model not (the time `rodsim run` reports in
     its `done` line)."""
-    s, p, m = prep.case.data["solver"], prep.plan, prep.setup.model
+    s, p, m = prep.case.settings.solver, prep.plan, prep.setup.model
     e, n_plates = m.n_elements, m.n_plates
     if p.kind == "explicit":
-        order, group = int(s["order"]), s["group"]
+        order, group = int(s.order), s.group
         row = STEP.get((order, group))
         if row is None:  # order 4 on SE3: order 4's cost, SE3's extra
             se3 = _cost(STEP[(2, "SE3")], e, n_plates) / _cost(STEP[(2, "SO3xR3")], e, n_plates)
@@ -180,14 +180,14 @@ def run_time(prep) -> RunTime:
     else:
         per_step = ITERATIONS[p.kind] * _newton(p.kind, e, n_plates)
         kind = f"{p.kind}, ~{ITERATIONS[p.kind]} Newton iterations a step"
-    output = prep.case.data["output"]
+    output = prep.case.settings.output
     per_frame = _cost(FRAME, m.n_nodes, n_plates) + (
-        _cost(VTK_FRAME, m.n_nodes, n_plates) if output["vtk"] else 0.0
+        _cost(VTK_FRAME, m.n_nodes, n_plates) if output.vtk else 0.0
     )
-    compression = output["compression"].partition(":")[0]
+    compression = output.compression.partition(":")[0]
     if compression != "none":
         per_dataset, per_byte = COMPRESS[compression]
-        datasets, data = _compressed(prep.setup.mesh, output["compression"])
+        datasets, data = _compressed(prep.setup.mesh, output.compression)
         per_frame += per_dataset * datasets + per_byte * data
     steps, frames = p.n_steps * per_step, p.n_frames * per_frame
     return RunTime(START + steps + frames, kind, steps, frames)
@@ -196,9 +196,9 @@ def run_time(prep) -> RunTime:
 def results_size_of(prep) -> ResultsSize:
     """The results file of a prepared case (rodsim.run.Prepared)."""
     case = prep.case
-    text = len(case.text.encode()) + len(case.data["title"].encode())
+    text = len(case.text.encode()) + len(case.settings.title.encode())
     text += len("\n".join(prep.overrides).encode())
-    compression = case.data["output"]["compression"]
+    compression = case.settings.output.compression
     return results_size(prep.setup.mesh, prep.plan.n_frames, compression, text)
 
 
@@ -216,7 +216,7 @@ def summary_lines(prep) -> list[str]:
     'results   about 7.3 MiB (301 frames x 24.9 KiB)' and
     'run time  about 2.2 s (explicit order 2, SO3xR3: steps 0.05 s, frames 2 s)'."""
     size = results_size_of(prep)
-    compression = prep.case.data["output"]["compression"]
+    compression = prep.case.settings.output.compression
     each = format_size(size.frame_bytes)
     results = (
         f"results   at most about {format_size(size.bytes)} ({size.frames} frames x {each} "

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from rodsim.case import parts
+from rodsim.case.settings import CaseSettings, NodeLoad
 from rodsim.errors import ResourceError
 
 MiB = 1024**2
@@ -181,27 +183,21 @@ class Memory:
 # --- sizes and settings from case data ----------------------------------------------------
 
 
-def case_sizes(data: dict) -> Sizes:
-    """Sizes of the generated parts of a normalised case (rodsim.case.v1): a rod of n elements
-    has n + 1 nodes, an arc n (closed) or n + 1, a rectangle n1 x n2 plates and
-    (n1 + 1)(n2 + 1) nodes. Mesh files count nothing here (files=True)."""
+def case_sizes(case: CaseSettings) -> Sizes:
+    """Sizes of the generated parts of a case (each part kind's sizes in rodsim.case.parts:
+    a rod of n elements has n + 1 nodes, an arc n (closed) or n + 1, a rectangle n1 x n2
+    plates and (n1 + 1)(n2 + 1) nodes). Mesh files count nothing here (files=True)."""
     nodes = elements = plates = width = 0
     files = False
-    for tag, spec in data["mesh"]:
-        if tag == "rod":
-            elements += spec["elements"]
-            nodes += spec["elements"] + 1
-        elif tag == "arc":
-            closed = abs(abs(spec["angle"]) - 360.0) < 1e-9
-            elements += spec["elements"]
-            nodes += spec["elements"] + (0 if closed else 1)
-        elif tag == "rectangle":
-            n1, n2 = spec["elements"]
-            plates += n1 * n2
-            nodes += (n1 + 1) * (n2 + 1)
-            width = max(width, min(n1, n2) + 1)
-        else:
+    for part in case.mesh:
+        sizes = parts.kind_of(part)[1].sizes(part)
+        if sizes is None:
             files = True
+            continue
+        nodes += sizes.nodes
+        elements += sizes.elements
+        plates += sizes.plates
+        width = max(width, sizes.width)
     return Sizes(nodes, elements, plates, width, files)
 
 
@@ -214,25 +210,25 @@ def mesh_sizes(mesh, before: Sizes) -> Sizes:
     return Sizes(mesh.n_nodes, mesh.n_elements, mesh.n_plates, width, False)
 
 
-def case_settings(data: dict) -> Settings:
+def case_settings(data: CaseSettings) -> Settings:
     """The solver settings the memory depends on. Equilibrium checks the stability of each
     solution when the loads are conservative (rodsim.integrators.equilibrium.conservative):
     no follower load, moment or pressure."""
-    s = data["solver"]
-    kind = "equilibrium" if s["analysis"] == "equilibrium" else s["scheme"]
+    s = data.solver
+    kind = "equilibrium" if s.analysis == "equilibrium" else s.scheme
     return Settings(
         kind,
-        s["group"],
-        s["damping"]["strain_rate"] > 0.0,
-        kind == "equilibrium" and _conservative(data["loads"]),
+        s.group,
+        s.damping.strain_rate > 0.0,
+        kind == "equilibrium" and _conservative(data.loads),
     )
 
 
 def _conservative(loads) -> bool:
-    for tag, spec in loads:
-        if tag != "set":
+    for spec in loads:
+        if not isinstance(spec, NodeLoad):
             continue
-        if spec["follower"] or spec["pressure"] or any(spec["moment"] or ()):
+        if spec.follower or spec.pressure or any(spec.moment or ()):
             return False
     return True
 

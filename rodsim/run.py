@@ -19,6 +19,7 @@ import numpy as np
 from rodsim import estimates, interrupts, output_lock, resources
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build, case_mesh
+from rodsim.case.settings import FilePart
 from rodsim.errors import (
     CaseError,
     Interrupted,
@@ -76,8 +77,8 @@ def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
         case = load_case(case_path, overrides)
     where = case.label
     limit = resources.machine_limit(max_memory)
-    settings = resources.case_settings(case.data)
-    sizes = resources.case_sizes(case.data)
+    settings = resources.case_settings(case.settings)
+    sizes = resources.case_sizes(case.settings)
     memory = resources.check(resources.estimate(sizes, settings), limit, where)
     try:
         mesh = case_mesh(case)
@@ -100,11 +101,11 @@ def _split_note(prep: Prepared) -> str:
 
 def summary(prep: Prepared) -> str:
     """The one-screen model summary printed by ``rodsim run`` and ``rodsim check``."""
-    d, m, p = prep.case.data, prep.setup.model, prep.plan
-    s = d["solver"]
+    d, m, p = prep.case.settings, prep.setup.model, prep.plan
+    s = d.solver
     mesh = prep.setup.mesh
     lines = [
-        f"case      {prep.case.path}" + (f"  ({d['title']})" if d["title"] else ""),
+        f"case      {prep.case.path}" + (f"  ({d.title})" if d.title else ""),
         f"model     {m.n_nodes} nodes, {m.n_elements} rod elements, "
         + (f"{m.n_plates} plate elements, " if m.n_plates else "")
         + f"{len(mesh.part_names)} parts, {len(set(mesh.section_names))} sections, "
@@ -117,32 +118,32 @@ def summary(prep: Prepared) -> str:
         ),
         _loads_line(prep),
         _masses_line(prep),
-        f"solver    {s['analysis']}, "
+        f"solver    {s.analysis}, "
         + {
-            "explicit": f"explicit order {s['order']}",
+            "explicit": f"explicit order {s.order}",
             "implicit": "implicit (Cayley VI)",
             "equilibrium": "implicit (Cayley VI) with Newton",
         }[p.kind]
-        + f", group {s['group']}"
+        + f", group {s.group}"
         + (", parallel" if p.parallel else ""),
     ]
     if p.kind == "equilibrium":
-        eq = s["equilibrium"]
+        eq = s.equilibrium
         lines += [
-            f"load      {p.n_steps} load steps to multiplier 1, tolerance {eq['tol']:.3g}, "
+            f"load      {p.n_steps} load steps to multiplier 1, tolerance {eq.tol:.3g}, "
             f"pseudo-time from h {p.dt:.3g} ({p.dt / p.stable_dt:.3g} x stable-step "
-            f"estimate {p.stable_dt:.6g}), at most {eq['max_steps']} per load step",
+            f"estimate {p.stable_dt:.6g}), at most {eq.max_steps} per load step",
             f"output    {p.n_frames} frames, one per load step",
         ]
     else:
         lines += [
-            f"time      t_end {s['t_end']:.6g}, dt {p.dt:.6g} "
+            f"time      t_end {s.t_end:.6g}, dt {p.dt:.6g} "
             f"({p.dt / p.stable_dt:.3g} x stable-step estimate {p.stable_dt:.6g}), "
             f"{p.n_steps} steps" + _split_note(prep),
             f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
         ]
-    if d.get("units") is not None:
-        lines.append(f"units     {d['units'].as_attribute()}")
+    if d.units is not None:
+        lines.append(f"units     {d.units.as_attribute()}")
     lines += [f"note      {note}" for note in mesh.notes]
     if prep.memory:
         lines.append(resources.summary_line(prep.memory))
@@ -156,11 +157,11 @@ def _loads_line(prep: Prepared) -> str:
     """The summary's loads: the count of `loads:` entries, the resultant force and moment
     about the origin of all but gravity, and gravity's force, in the reference configuration
     at t = 0 (equilibrium: at the full load, multiplier 1), time functions included."""
-    d, m = prep.case.data, prep.setup.model
-    static = d["solver"]["analysis"] == "equilibrium"
+    d, m = prep.case.settings, prep.setup.model
+    static = d.solver.analysis == "equilibrium"
     force, moment, weight = load_totals(m.terms, m.x0, m.rot0, 1.0 if static else 0.0)
     return (
-        f"loads     {_count(len(d['loads']))}; at {'load 1' if static else 't = 0'}: "
+        f"loads     {_count(len(d.loads))}; at {'load 1' if static else 't = 0'}: "
         f"force {_vector(force)}, moment about the origin {_vector(moment)}, "
         f"gravity {_vector(weight)}"
     )
@@ -169,12 +170,12 @@ def _loads_line(prep: Prepared) -> str:
 def _masses_line(prep: Prepared) -> str:
     """The summary's masses: the model's total (what the nodes carry), the point masses' share
     (each `masses:` entry at every node of its set) and the rest, the structure's."""
-    d, m, sets = prep.case.data, prep.setup.model, prep.setup.mesh.sets
-    point = sum(pm["mass"] * len(sets[pm["set"]]) for pm in d["masses"])
+    d, m, sets = prep.case.settings, prep.setup.model, prep.setup.mesh.sets
+    point = sum(pm.mass * len(sets[pm.set]) for pm in d.masses)
     total = float(m.mass.sum())
     return (
         f"masses    total {total:.6g}: structure {total - point:.6g}, point masses "
-        f"{point:.6g} ({_count(len(d['masses']))})"
+        f"{point:.6g} ({_count(len(d.masses))})"
     )
 
 
@@ -196,9 +197,9 @@ def output_paths(case: Case, output=None) -> tuple[Path, Path]:
     h5 = Path(output) if output is not None else case.folder / f"{case.stem}.h5"
     pvd = h5.with_suffix(".pvd")
     inputs = {case.path.resolve(): "the case file"}
-    for tag, spec in case.data["mesh"]:
-        if tag == "file":
-            inputs[case.resolve(spec["file"]).resolve()] = f"the mesh file {spec['file']}"
+    for spec in case.settings.mesh:
+        if isinstance(spec, FilePart):
+            inputs[case.resolve(spec.file).resolve()] = f"the mesh file {spec.file}"
     target = h5.resolve()
     if target in inputs:
         raise CaseError(
@@ -229,39 +230,39 @@ def start(prep: Prepared):
     """The solver of a prepared case at its initial state, as its settings say: a running
     rodsim.integrators.dynamics.Explicit or implicit.Implicit, or an equilibrium.Equilibrium
     at load 0 (what the frames below step; rodsim.Simulation steps the same)."""
-    s, p, model = prep.case.data["solver"], prep.plan, prep.setup.model
+    s, p, model = prep.case.settings.solver, prep.plan, prep.setup.model
     if p.kind == "equilibrium":
-        eq, newton = s["equilibrium"], s["newton"]
+        eq, newton = s.equilibrium, s.newton
         return equilibrium.start(
             model,
-            s["group"],
-            tol=eq["tol"],
-            max_steps=eq["max_steps"],
-            max_iter=newton["max_iter"],
+            s.group,
+            tol=eq.tol,
+            max_steps=eq.max_steps,
+            max_iter=newton.max_iter,
             h0=p.dt,
         )
-    init = prep.case.data["initial"]
+    init = prep.case.settings.initial
     state = dynamics.initial_state(
-        model, init["velocity"], init["angular_velocity"], init["center"]
+        model, init.velocity, init.angular_velocity, init.center
     )
     if p.kind == "implicit":
-        newton = s["newton"]
+        newton = s.newton
         return implicit.start(
             model,
             p.dt,
-            group=s["group"],
+            group=s.group,
             state=state,
-            tol=newton["tol"],
-            max_iter=newton["max_iter"],
+            tol=newton.tol,
+            max_iter=newton.max_iter,
         )
     return dynamics.start(
         model,
         p.dt,
-        order=int(s["order"]),
-        group=s["group"],
+        order=int(s.order),
+        group=s.group,
         parallel=p.parallel,
         state=state,
-        tol=s["rotation_tol"],
+        tol=s.rotation_tol,
     )
 
 
@@ -361,7 +362,7 @@ def execute(
     <stem>.prev.h5 unless the run completes. The exception raised carries ``result`` (the
     Result so far) where frames were written."""
     h5, pvd = output_paths(prep.case, output)
-    vtk = prep.case.data["output"]["vtk"] if vtk is None else vtk
+    vtk = prep.case.settings.output.vtk if vtk is None else vtk
     lock = output_lock.acquire(h5)
     try:
         with interrupts.watch(handle_signals) as watch:
@@ -372,7 +373,7 @@ def execute(
 
 def units_attribute(case: Case) -> str:
     """The results file's `units` attribute: the declared system, or '' (docs/results.md)."""
-    system = case.data.get("units")
+    system = case.settings.units
     return system.as_attribute() if system is not None else ""
 
 
@@ -384,12 +385,12 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
             h5,
             mesh,
             case.text,
-            case.data["title"],
+            case.settings.title,
             prep.overrides,
             extra_attrs={"units": units_attribute(case)},
             end_requested=p.t_end,
             expected_frames=p.n_frames,
-            compression=case.data["output"]["compression"],
+            compression=case.settings.output.compression,
         )
     series = None
     last, status, detail, error = None, COMPLETE, "", None

@@ -71,7 +71,7 @@ class Simulation:
         self._last = None  # equilibrium: the LoadStep that reached the state
         self._solved = 0  # equilibrium: load steps solved
         self._state = self._views()
-        data, setup = prep.case.data, prep.setup
+        data, setup = prep.case.settings, prep.setup
         self.loads = controls.load_controls(
             data, setup.load_rows, self.model.loads, self._loads_changed
         )
@@ -228,4 +228,4 @@ class Simulation:
     def results(self, frames) -> Results:
         """Results (arrays) of frames taken with frame()."""
         case = self.case
-        return from_frames(frames, self.mesh, case.data["title"], case.text, case.overrides)
+        return from_frames(frames, self.mesh, case.settings.title, case.text, case.overrides)

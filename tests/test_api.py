@@ -156,7 +156,7 @@ def test_file_string_and_dict_give_the_same_model():
     edited = rodsim.case_from_dict(from_file.to_dict(), folder=FRAME.parent, name="frame")
     reference = rodsim.prepare(from_file)
     for case in (from_text, from_dict, edited):
-        assert case.data == from_file.data
+        assert case.settings == from_file.settings
         prep = rodsim.prepare(case)
         _same(prep.setup.model, reference.setup.model)
         assert prep.plan == reference.plan

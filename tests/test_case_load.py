@@ -22,15 +22,15 @@ solver: {t_end: 1}
 
 def test_set_changes_one_alias_copy_only(tmp_path):
     case = case_from_text(ALIASED, tmp_path / "c.yaml", ["sections.s2.EA=5"])
-    assert case.data["sections"]["s2"]["EA"] == 5.0
-    assert case.data["sections"]["s1"]["EA"] == 1.0
+    assert case.settings.sections["s2"].EA == 5.0
+    assert case.settings.sections["s1"].EA == 1.0
 
 
 def test_set_every_replaces_interval(tmp_path):
     text = ALIASED + "output: {interval: 0.1}\n"
     case = case_from_text(text, tmp_path / "c.yaml", ["output.every=3"])
-    assert case.data["output"]["every"] == 3
-    assert case.data["output"]["interval"] is None
+    assert case.settings.output.every == 3
+    assert case.settings.output.interval is None
 
 
 def _bomb(levels: int) -> str:

@@ -168,9 +168,9 @@ def test_sizes_come_from_the_case_before_the_mesh(tmp_path):
         "  - rectangle: {name: p, origin: [0, 0, 9], size: [1, 2], "
         "elements: [3, 5], section: bar}\n",
     )
-    sizes = r.case_sizes(load_case(_case(tmp_path, text)).data)
+    sizes = r.case_sizes(load_case(_case(tmp_path, text)).settings)
     assert sizes == r.Sizes(11 + 12 + 24, 10 + 12, 15, 4, False)
-    files = r.case_sizes(load_case(FRAME_CASE).data)
+    files = r.case_sizes(load_case(FRAME_CASE).settings)
     assert files.files
     assert files.elements == 0
 
@@ -420,7 +420,7 @@ def test_the_estimate_is_within_30_percent_of_the_peak_of_a_1e5_element_rod(tmp_
     (tmp_path / "warm").mkdir()
     peak_rss(_case(tmp_path / "warm", ROD.format(n=10)))
     case = _case(tmp_path, ROD.format(n=100_000))
-    data = load_case(case).data
+    data = load_case(case).settings
     need = r.estimate(r.case_sizes(data), r.case_settings(data)).bytes
     peak = peak_rss(case)
     assert 0.7 < need / peak < 1.3, (need, peak)

@@ -296,12 +296,12 @@ def test_failed_series_keeps_old_results(tmp_path):
 def test_the_last_frame_is_at_t_end(overrides):
     prep = runner.prepare(SPAGHETTI, overrides)
     p = prep.plan
-    t_end = prep.case.data["solver"]["t_end"]
+    t_end = prep.case.settings.solver.t_end
     assert p.n_steps * p.dt == pytest.approx(t_end, rel=1e-14)
     assert p.dt <= max(
         0.8 * p.stable_dt,
-        prep.case.data["solver"]["dt"] if prep.case.data["solver"]["dt"] != "auto" else 0,
+        prep.case.settings.solver.dt if prep.case.settings.solver.dt != "auto" else 0,
     )
-    interval = prep.case.data["output"]["interval"]
+    interval = prep.case.settings.output.interval
     if interval is not None:
         assert p.steps_per_frame * p.dt <= interval * (1 + 1e-12)

@@ -26,9 +26,7 @@ def mesh_of(tmp_path, parts_yaml: str, sets_yaml: str = ""):
     import yaml
 
     data = CASE.check(yaml.safe_load("rodsim: 1\nmesh:\n" + parts_yaml + sets_yaml + SECTIONS), ())
-    return build_mesh(
-        data["mesh"], data["sets"], lambda name: tmp_path / name, data["merge_tolerance"]
-    )
+    return build_mesh(data.mesh, data.sets, lambda name: tmp_path / name, data.merge_tolerance)
 
 
 def write_gmsh(path, points, blocks):

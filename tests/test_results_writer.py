@@ -217,7 +217,7 @@ def test_an_equilibrium_stopped_mid_load_step_ends_with_its_iterate(tmp_path):
     assert [fr.off_schedule for fr in out] == [0, 1]
     last = out[-1]
     assert last.time == 0.5  # the load multiplier the step was heading for
-    assert last.residual > prep.case.data["solver"]["equilibrium"]["tol"]  # not converged
+    assert last.residual > prep.case.settings.solver.equilibrium.tol  # not converged
     assert np.all(np.isfinite(last.position))
 
 

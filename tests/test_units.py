@@ -112,11 +112,11 @@ def test_an_unknown_unit_is_named():
 
 def test_a_custom_system_converts_into_its_base_units():
     fields = {**SI_STRINGS, "units": "units: {length: cm, mass: g, time: ms}"}
-    data = api.case_from_yaml(CANTILEVER.format(**fields)).data
-    assert data["mesh"][0][1]["to"][0] == pytest.approx(100.0)  # 1000 mm in cm
+    data = api.case_from_yaml(CANTILEVER.format(**fields)).settings
+    assert data.mesh[0].to[0] == pytest.approx(100.0)  # 1000 mm in cm
     # 210 GPa = 210e9 kg/(m s^2) = 210e9 * 1e3 g / (1e2 cm * 1e6 ms^2)
-    assert data["sections"]["s"]["material"]["E"] == pytest.approx(2.1e6, rel=1e-12)
-    assert data["loads"][0][1]["force"][2] == pytest.approx(-4e7 * 1e3 * 1e2 / 1e6, rel=1e-12)
+    assert data.sections["s"].material.E == pytest.approx(2.1e6, rel=1e-12)
+    assert data.loads[0].force[2] == pytest.approx(-4e7 * 1e3 * 1e2 / 1e6, rel=1e-12)
 
 
 def test_angles_and_degrees():

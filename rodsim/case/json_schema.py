@@ -7,10 +7,12 @@ units may be written, also accepts a string such as ``210 GPa``; rodsim itself c
 JSON Schema cannot (the unit's dimension, cross-key rules, names of sections and sets).
 """
 
+import dataclasses
 import json
 
+from rodsim.case import parts, sections, units, v1
 from rodsim.case import schema as s
-from rodsim.case import units, v1
+from rodsim.case.fields import POINT
 
 _UNIT_STRING = {"type": "string", "pattern": r"^\s*[-+0-9.eE]+\s*\S.*$"}
 
@@ -46,7 +48,7 @@ def _record(node: s.Record) -> dict:
     for f in node.fields:
         entry = {**node_schema(f.node), "description": f.doc}
         if not f.required and f.default is not s.MISSING:
-            entry["default"] = _plain(f.default)
+            entry["default"] = _plain(node.filled(f, ()))
         props[f.name] = entry
     out = {"type": "object", "properties": props, "additionalProperties": False}
     required = [f.name for f in node.fields if f.required]
@@ -115,15 +117,17 @@ def node_schema(node) -> dict:
             "additionalProperties": False,
         }
         return {"anyOf": [{"enum": sorted(units.SYSTEMS)}, custom]}
-    if isinstance(node, v1.Box):
-        corner = node_schema(v1.POINT)
+    if isinstance(node, parts.Box):
+        corner = node_schema(POINT)
         return {"type": "array", "prefixItems": [corner, corner], "minItems": 2, "maxItems": 2}
-    if isinstance(node, v1.ByType):
+    if isinstance(node, sections.ByType):
         return {"oneOf": [node_schema(n) for _, n in node.options]}
     raise TypeError(f"no JSON Schema for {type(node).__name__}")
 
 
 def _plain(value):
+    if dataclasses.is_dataclass(value):
+        return {k: _plain(v) for k, v in s.keys_of(value).items()}
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     if isinstance(value, dict):

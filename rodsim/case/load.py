@@ -14,6 +14,7 @@ import yaml
 
 from rodsim.case import units, v1
 from rodsim.case.schema import render, show
+from rodsim.case.settings import CaseSettings
 from rodsim.errors import CaseError
 
 _FLOAT = re.compile(
@@ -197,14 +198,14 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 @dataclass(frozen=True)
 class Case:
-    """A validated case: its file, the exact text, the normalised data (see rodsim.case.v1),
+    """A validated case: its file, the exact text, its typed settings (rodsim.case.settings),
     the ``--set`` overrides applied to the text, and how messages name it (the path as given;
     ``<string>`` or ``<dict>`` for a case that was never a file, whose path is then the one
     it stands for: relative mesh files are read from its folder)."""
 
     path: Path
     text: str
-    data: dict
+    settings: CaseSettings
     overrides: tuple[str, ...] = ()
     name: str = ""
 
@@ -220,7 +221,7 @@ class Case:
 
     def to_dict(self) -> dict:
         """The case as written, its overrides applied: a fresh dict of plain values (not the
-        normalised ``data``), to edit and validate again with ``case_from_dict``."""
+        typed ``settings``), to edit and validate again with ``case_from_dict``."""
         data = _unshared(parse_yaml(self.text, file=self.label))
         for assignment in self.overrides:
             apply_override(data, assignment)
@@ -342,11 +343,11 @@ def case_from_text(text: str, path, overrides=(), name: str | None = None) -> Ca
         for assignment in overrides:
             apply_override(data, assignment)
         with units.declared(v1.declared_units(data)):
-            normalised = v1.CASE.check(data, ())
+            checked = v1.CASE.check(data, ())
     except CaseError as exc:
         raise CaseError(exc.reason, file=name, key=exc.key) from None
     return Case(
-        path=path.resolve(), text=text, data=normalised, overrides=tuple(overrides), name=name
+        path=path.resolve(), text=text, settings=checked, overrides=tuple(overrides), name=name
     )
 
 

@@ -10,9 +10,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rodsim.case.fields import DOFS
 from rodsim.case.load import Case
-from rodsim.case.schema import render, within
-from rodsim.case.v1 import DOFS
+from rodsim.case.parts import part_path
+from rodsim.case.schema import render
+from rodsim.case.sections import rod_section
+from rodsim.case.settings import (
+    CaseSettings,
+    FilePart,
+    Foundation,
+    GravityLoad,
+    Mass,
+    NodeLoad,
+    Spring,
+)
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh, build_mesh, unknown_set_message
 from rodsim.model import timefunc
@@ -20,7 +31,6 @@ from rodsim.model.assembly import Model, PointMass, build_model
 from rodsim.model.loads import Gravity, NodalLoad, Pressure
 from rodsim.model.plate import make_plates
 from rodsim.model.prescribed import Prescribed
-from rodsim.model.sections import RodSection, section_from_material, section_from_resultants
 from rodsim.model.supports import Support, foundation_scale
 
 
@@ -52,33 +62,12 @@ class Setup:
     motion_rows: dict = dataclasses.field(default_factory=dict)
 
 
-def section(spec: dict, path) -> RodSection:
-    """RodSection from a normalised rod-section entry."""
-    try:
-        if spec["material"] is not None:
-            m = spec["material"]
-            shape = {spec["shape"][0]: spec["shape"][1]}
-            return section_from_material(m["E"], m["nu"], m["rho"], shape, spec["shear_factor"])
-        return section_from_resultants(
-            spec["EA"], spec["GA"], spec["GJ"], spec["EI"], spec["rhoA"], spec["rhoI"], spec["rhoJ"]
-        )
-    except CaseError as exc:
-        raise within(exc, path) from None
-
-
-def time_function(
-    spec, path, default: timefunc.TimeFunction | None = None
-) -> timefunc.TimeFunction:
-    """TimeFunction of a normalised ``time:`` entry ((kind, value) or None -> default,
-    constant 1 unless given)."""
-    if spec is None:
-        return timefunc.constant(1.0) if default is None else default
-    kind, arg = spec
-    raw = {kind: [list(p) for p in arg] if kind == "table" else arg}
-    try:
-        return timefunc.time_function_from_spec(raw)
-    except CaseError as exc:
-        raise within(exc, path) from None
+def time_function(tf: timefunc.TimeFunction | None, default: timefunc.TimeFunction | None):
+    """A load's or motion's time function: its own, else the default (ramp(1) in equilibrium,
+    constant 1 in dynamics)."""
+    if tf is not None:
+        return tf
+    return timefunc.constant(1.0) if default is None else default
 
 
 def nodes_of(mesh: Mesh, name: str, path) -> np.ndarray:
@@ -90,15 +79,15 @@ def nodes_of(mesh: Mesh, name: str, path) -> np.ndarray:
     return nodes
 
 
-def _part_section_key(mesh: Mesh, data: dict, e: int):
+def _part_section_key(mesh: Mesh, data: CaseSettings, e: int):
     """The case key that gave element e its section name."""
     i = int(mesh.part[e])
-    tag, spec = data["mesh"][i]
-    if tag != "file":
-        return ("mesh", i, tag, "section")
+    spec = data.mesh[i]
+    if not isinstance(spec, FilePart):
+        return (*part_path(i, spec), "section")
     name = mesh.section_names[mesh.section[e]]
     # a file part's name comes from its cell-set mapping, else from its default `section`
-    cell_set = next((c for c, s in spec["sections"].items() if s == name), None)
+    cell_set = next((c for c, s in spec.sections.items() if s == name), None)
     return ("mesh", i, "sections", cell_set) if cell_set is not None else ("mesh", i, "section")
 
 
@@ -139,20 +128,20 @@ def plate_node_frames(points, frames, plates) -> np.ndarray:
     return out
 
 
-def section_spec(data: dict, name: str, kind: str, key) -> dict:
+def section_spec(data: CaseSettings, name: str, kind: str, key):
     """The `sections:` entry `name`, which elements of kind rod | plate use (key: where in
     the case they name it)."""
-    if name not in data["sections"]:
-        close = difflib.get_close_matches(name, list(data["sections"]), n=3)
+    if name not in data.sections:
+        close = difflib.get_close_matches(name, list(data.sections), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise CaseError(
-            f"unknown section {name!r}{hint} (sections: {', '.join(data['sections']) or 'none'})",
+            f"unknown section {name!r}{hint} (sections: {', '.join(data.sections) or 'none'})",
             key=render(key),
         )
-    spec = data["sections"][name]
-    if spec["type"] != kind:
+    spec = data.sections[name]
+    if spec.type != kind:
         raise CaseError(
-            f"section {name!r} is a {spec['type']} section; {kind} elements need type: {kind}",
+            f"section {name!r} is a {spec.type} section; {kind} elements need type: {kind}",
             key=render(key),
         )
     return spec
@@ -203,7 +192,7 @@ def consistent_orientation(plates: np.ndarray) -> np.ndarray:
     return sign
 
 
-def _plates(mesh: Mesh, data: dict):
+def _plates(mesh: Mesh, data: CaseSettings):
     """(PlateElements or None, nodal frames) of the mesh's plate cells."""
     n_plates = getattr(mesh, "n_plates", 0)
     if n_plates == 0:
@@ -213,13 +202,13 @@ def _plates(mesh: Mesh, data: dict):
         name = mesh.section_names[s]
         where = np.flatnonzero(mesh.plate_section == s)
         spec = section_spec(data, name, "plate", ("mesh", int(mesh.plate_part[where[0]])))
-        m = spec["material"]
+        m = spec.material
         for k, v in (
-            ("E", m["E"]),
-            ("nu", m["nu"]),
-            ("rho", m["rho"]),
-            ("h", spec["thickness"]),
-            ("k", spec["shear_factor"]),
+            ("E", m.E),
+            ("nu", m.nu),
+            ("rho", m.rho),
+            ("h", spec.thickness),
+            ("k", spec.shear_factor),
         ):
             values[k][where] = v
     frames = plate_node_frames(mesh.points, mesh.frames, mesh.plates)
@@ -284,12 +273,12 @@ def _plates_within(mesh: Mesh, nodes: np.ndarray, path) -> np.ndarray:
 
 
 def _check_section_foundation(
-    mesh: Mesh, frames: np.ndarray, nodes: np.ndarray, spec: dict, path
+    mesh: Mesh, frames: np.ndarray, nodes: np.ndarray, spec: Foundation, path
 ) -> None:
     """A foundation per direction of the section frame is lumped to its nodes in the nodes'
     frames: refuse one whose rods meet at an angle within the set (a node there carries
     elements of different section frames), unless it is the same in every direction."""
-    values = [spec["modulus"], spec["damping"] or (0.0, 0.0, 0.0)]
+    values = [spec.modulus, spec.damping or (0.0, 0.0, 0.0)]
     if mesh.end_frames is None or all(len(set(v)) == 1 for v in values):
         return
     inside = np.flatnonzero(np.isin(mesh.conn, nodes).all(axis=1))
@@ -306,27 +295,28 @@ def _check_section_foundation(
                 )
 
 
-def elastic_supports(mesh: Mesh, frames: np.ndarray, data: dict) -> list[Support]:
+def elastic_supports(mesh: Mesh, frames: np.ndarray, data: CaseSettings) -> list[Support]:
     """Support entries of the case's `supports:` (springs at node sets, foundations lumped to
     the nodes of the rod elements they carry); frames: the nodes' reference frames."""
     out = []
     zero = (0.0, 0.0, 0.0)
-    for i, (tag, spec) in enumerate(data["supports"]):
-        nodes = nodes_of(mesh, spec[tag], ("supports", i, tag))
-        if tag == "set":
+    for i, spec in enumerate(data.supports):
+        if isinstance(spec, Spring):
+            nodes = nodes_of(mesh, spec.set, ("supports", i, "set"))
             out.append(
                 Support(
                     nodes,
-                    spec["spring"] or zero,
-                    spec["rotational_spring"] or zero,
-                    spec["dashpot"] or zero,
-                    spec["rotational_dashpot"] or zero,
-                    spec["frame"],
+                    spec.spring or zero,
+                    spec.rotational_spring or zero,
+                    spec.dashpot or zero,
+                    spec.rotational_dashpot or zero,
+                    spec.frame,
                 )
             )
             continue
+        nodes = nodes_of(mesh, spec.foundation, ("supports", i, "foundation"))
         length = np.linalg.norm(mesh.points[mesh.conn[:, 1]] - mesh.points[mesh.conn[:, 0]], axis=1)
-        if spec["frame"] == "section":
+        if spec.frame == "section":
             _check_section_foundation(mesh, frames, nodes, spec, ("supports", i, "frame"))
         carried, share = foundation_scale(mesh.conn, length, nodes)
         if len(carried) == 0:
@@ -338,40 +328,31 @@ def elastic_supports(mesh: Mesh, frames: np.ndarray, data: dict) -> list[Support
         out.append(
             Support(
                 carried,
-                spec["modulus"],
-                dashpot=spec["damping"] or zero,
-                frame=spec["frame"],
+                spec.modulus,
+                dashpot=spec.damping or zero,
+                frame=spec.frame,
                 scale=share,
             )
         )
     return out
 
 
-def _held_dofs(bc: dict) -> list[int]:
-    """The dof indices (0-5) a boundary entry fixes or prescribes."""
-    if bc["fix"] is not None:
-        return list(range(6)) if bc["fix"] == "all" else [DOFS.index(d) for d in bc["fix"]]
-    p = bc["prescribe"]
-    held = [k for k, c in enumerate(p["displacement"] or ()) if c is not None]
-    return held + ([3, 4, 5] if p["rotation"] is not None else [])
-
-
-def _claim(owner: np.ndarray, entries: list, i: int, nodes: np.ndarray, dofs: list[int]):
+def _claim(owner: np.ndarray, entries: tuple, i: int, nodes: np.ndarray, dofs: list[int]):
     """Record that boundary entry i holds `dofs` of `nodes`; a dof that another entry already
     prescribes, or that one fixes and the other prescribes, is an error naming both (fixing a
     dof twice is harmless)."""
     for k in dofs:
         prev = owner[nodes, k]
         clash = (prev >= 0) & (
-            (entries[i]["fix"] is None) | np.array([entries[j]["fix"] is None for j in prev])
+            (entries[i].fix is None) | np.array([entries[j].fix is None for j in prev])
         )
         if np.any(clash):
             j = int(prev[np.argmax(clash)])
             node = int(nodes[np.argmax(clash)])
             how = {True: "fixed", False: "prescribed"}
             raise CaseError(
-                f"node {node}: {DOFS[k]} is {how[entries[j]['fix'] is not None]} "
-                f"by boundary[{j}] and {how[entries[i]['fix'] is not None]} here; "
+                f"node {node}: {DOFS[k]} is {how[entries[j].fix is not None]} "
+                f"by boundary[{j}] and {how[entries[i].fix is not None]} here; "
                 "a degree of freedom takes one condition",
                 key=render(("boundary", i)),
             )
@@ -380,8 +361,8 @@ def _claim(owner: np.ndarray, entries: list, i: int, nodes: np.ndarray, dofs: li
 
 def case_mesh(case: Case) -> Mesh:
     """The global mesh of a case: its parts generated or read, merged, its sets named."""
-    data = case.data
-    return build_mesh(data["mesh"], data["sets"], case.resolve, data["merge_tolerance"])
+    data = case.settings
+    return build_mesh(data.mesh, data.sets, case.resolve, data.merge_tolerance)
 
 
 def build(case: Case, mesh: Mesh | None = None) -> Setup:
@@ -390,121 +371,35 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
 
     In ``analysis: equilibrium`` time is the load multiplier: loads and prescribed motions
     without a time function are scaled by it (ramp over [0, 1])."""
-    data = case.data
-    static = data["solver"]["analysis"] == "equilibrium"
-    default_time = timefunc.ramp(1.0) if static else None
+    data = case.settings
+    default_time = timefunc.ramp(1.0) if data.solver.static else None
     mesh = case_mesh(case) if mesh is None else mesh
-
-    rod_sections = {}
-    for e_first in np.unique(mesh.section, return_index=True)[1]:
-        name = mesh.section_names[mesh.section[e_first]]
-        spec = section_spec(data, name, "rod", _part_section_key(mesh, data, int(e_first)))
-        rod_sections[name] = section(spec, ("sections", name))
+    rod_sections = _rod_sections(mesh, data)
     per_element = [rod_sections[mesh.section_names[s]] for s in mesh.section]
     plates, frames = _plates(mesh, data)
-
-    fixed = np.zeros((mesh.n_nodes, 6), dtype=bool)
-    prescribed = []
-    motion_rows = {}  # rows in pack_prescribed's order: the entries', one per node of each
-    owner = np.full((mesh.n_nodes, 6), -1)  # the boundary entry that holds each dof
-    for i, bc in enumerate(data["boundary"]):
-        nodes = nodes_of(mesh, bc["set"], ("boundary", i, "set"))
-        _claim(owner, data["boundary"], i, nodes, _held_dofs(bc))
-        if bc["fix"] is not None:
-            dofs = DOFS if bc["fix"] == "all" else bc["fix"]
-            for d in dofs:
-                fixed[nodes, DOFS.index(d)] = True
-        else:
-            p = bc["prescribe"]
-            motion_rows[i] = _next_rows(motion_rows, len(nodes))
-            prescribed.append(
-                Prescribed(
-                    nodes,
-                    p["displacement"],
-                    p["rotation"],
-                    time_function(p["time"], ("boundary", i, "prescribe", "time"), default_time),
-                )
-            )
-
-    loads, gravity, pressures = [], [], []
-    load_rows = []  # rows in pack_loads' order: the nodal loads', one per node of each
-    for i, (tag, spec) in enumerate(data["loads"]):
-        tf = time_function(spec["time"], ("loads", i, "time"), default_time)
-        rows = dict.fromkeys(("nodal", "edge", "pressure"), np.zeros(0, dtype=np.int64))
-        edge_length = np.zeros(0)
-        if tag == "gravity":
-            gravity.append(Gravity(spec["gravity"], tf))
-            load_rows.append(LoadRows(edge_length=edge_length, **rows))
-            continue
-        nodes = nodes_of(mesh, spec["set"], ("loads", i, "set"))
-        if spec["pressure"] is not None:
-            pressures.append(
-                Pressure(_plates_within(mesh, nodes, ("loads", i, "set")), spec["pressure"], tf)
-            )
-            first = sum(len(p.elements) for p in pressures[:-1])
-            rows["pressure"] = np.arange(first, first + len(pressures[-1].elements))
-        first = sum(len(load.nodes) for load in loads)
-        if spec["force"] is not None or spec["moment"] is not None:
-            loads.append(
-                NodalLoad(
-                    nodes,
-                    spec["force"] or (0.0, 0.0, 0.0),
-                    spec["moment"] or (0.0, 0.0, 0.0),
-                    spec["follower"],
-                    tf,
-                )
-            )
-            rows["nodal"] = np.arange(first, first + len(nodes))
-        if spec["edge_force"] is not None:
-            per_node = edge_lengths(mesh, nodes, ("loads", i, "set"))
-            force = np.asarray(spec["edge_force"], dtype=float)
-            for a, length in per_node.items():
-                loads.append(
-                    NodalLoad(
-                        np.array([a]), tuple(length * force), follower=spec["follower"], time=tf
-                    )
-                )
-            first += len(rows["nodal"])
-            rows["edge"] = np.arange(first, first + len(per_node))
-            edge_length = np.array(list(per_node.values()))
-        load_rows.append(LoadRows(edge_length=edge_length, **rows))
-    if len({g.time for g in gravity}) > 1:
+    fixed, prescribed, motion_rows = _boundary(mesh, data.boundary, default_time)
+    terms = _Loads([], [], [], [])
+    for i, spec in enumerate(data.loads):
+        tf = time_function(spec.time, default_time)
+        terms.rows.append(LOAD_BUILDERS[type(spec)](mesh, spec, tf, ("loads", i), terms))
+    if len({g.time for g in terms.gravity}) > 1:
         raise CaseError(
             "all gravity entries must share one time function (or combine them)", key="loads"
         )
-
-    masses = []
-    for i, m in enumerate(data["masses"]):
-        nodes = nodes_of(mesh, m["set"], ("masses", i, "set"))
-        j = m["inertia"]
-        tensor = (
-            np.zeros((3, 3))
-            if j is None
-            else (np.array(j, dtype=float) if isinstance(j[0], tuple) else np.diag(j))
-        )
-        eig = np.linalg.eigvalsh(tensor)
-        if eig.min() < -1e-12 * max(1.0, np.abs(tensor).max()):
-            raise CaseError(
-                "expected a positive semi-definite inertia tensor, got principal "
-                f"values {', '.join(f'{v:.6g}' for v in eig)}",
-                key=render(("masses", i, "inertia")),
-            )
-        masses.append(PointMass(nodes, m["mass"], tensor))
-
     model = build_model(
         mesh.points,
         frames,
         mesh.conn,
         per_element,
         fixed=fixed,
-        loads=loads,
-        gravity=gravity,
-        point_masses=masses,
+        loads=terms.nodal,
+        gravity=terms.gravity,
+        point_masses=[_mass(mesh, m, ("masses", i)) for i, m in enumerate(data.masses)],
         end_frames=mesh.end_frames,
         prescribed=prescribed,
-        damping=(data["solver"]["damping"]["strain_rate"], data["solver"]["damping"]["mass"]),
+        damping=(data.solver.damping.strain_rate, data.solver.damping.mass),
         plates=plates,
-        pressures=pressures,
+        pressures=terms.pressures,
         supports=elastic_supports(mesh, frames, data),
     )
     # the mesh as the model sees it (HDF5 mesh/frames, ParaView directors): plate nodes carry
@@ -514,9 +409,112 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         dataclasses.replace(mesh, frames=frames),
         model,
         rod_sections,
-        tuple(load_rows),
+        tuple(terms.rows),
         motion_rows,
     )
+
+
+def _rod_sections(mesh: Mesh, data: CaseSettings) -> dict:
+    """section name -> RodSection, for the sections the rod elements use."""
+    out = {}
+    for e_first in np.unique(mesh.section, return_index=True)[1]:
+        name = mesh.section_names[mesh.section[e_first]]
+        spec = section_spec(data, name, "rod", _part_section_key(mesh, data, int(e_first)))
+        try:
+            out[name] = rod_section(spec)
+        except ValueError as exc:  # the validator has checked it: a guard
+            raise CaseError(str(exc), key=render(("sections", name))) from None
+    return out
+
+
+def _boundary(mesh: Mesh, entries: tuple, default_time):
+    """(fixed (N, 6) bool, Prescribed per prescribing entry, rows of each such entry by
+    index) of the `boundary:` entries."""
+    fixed = np.zeros((mesh.n_nodes, 6), dtype=bool)
+    prescribed = []
+    motion_rows = {}  # rows in pack_prescribed's order: the entries', one per node of each
+    owner = np.full((mesh.n_nodes, 6), -1)  # the boundary entry that holds each dof
+    for i, bc in enumerate(entries):
+        nodes = nodes_of(mesh, bc.set, ("boundary", i, "set"))
+        held = bc.held_dofs(DOFS)
+        _claim(owner, entries, i, nodes, held)
+        if bc.fix is not None:
+            fixed[np.ix_(nodes, held)] = True
+            continue
+        p = bc.prescribe
+        motion_rows[i] = _next_rows(motion_rows, len(nodes))
+        tf = time_function(p.time, default_time)
+        prescribed.append(Prescribed(nodes, p.displacement, p.rotation, tf))
+    return fixed, prescribed, motion_rows
+
+
+@dataclass(frozen=True)
+class _Loads:
+    """The model's load terms as they are built, in `loads:` order, and each entry's rows."""
+
+    nodal: list
+    gravity: list
+    pressures: list
+    rows: list
+
+
+def _no_rows() -> dict:
+    return dict.fromkeys(("nodal", "edge", "pressure"), np.zeros(0, dtype=np.int64))
+
+
+def _gravity(mesh: Mesh, spec: GravityLoad, tf, path, terms: _Loads) -> LoadRows:
+    terms.gravity.append(Gravity(spec.gravity, tf))
+    return LoadRows(edge_length=np.zeros(0), **_no_rows())
+
+
+def _node_load(mesh: Mesh, spec: NodeLoad, tf, path, terms: _Loads) -> LoadRows:
+    """Nodal force and moment, plate pressure and plate edge force of one `loads:` entry."""
+    rows, edge_length = _no_rows(), np.zeros(0)
+    nodes = nodes_of(mesh, spec.set, (*path, "set"))
+    if spec.pressure is not None:
+        first = sum(len(p.elements) for p in terms.pressures)
+        plates = _plates_within(mesh, nodes, (*path, "set"))
+        terms.pressures.append(Pressure(plates, spec.pressure, tf))
+        rows["pressure"] = np.arange(first, first + len(plates))
+    first = sum(len(load.nodes) for load in terms.nodal)
+    if spec.force is not None or spec.moment is not None:
+        zero = (0.0, 0.0, 0.0)
+        terms.nodal.append(
+            NodalLoad(nodes, spec.force or zero, spec.moment or zero, spec.follower, tf)
+        )
+        rows["nodal"] = np.arange(first, first + len(nodes))
+    if spec.edge_force is not None:
+        per_node = edge_lengths(mesh, nodes, (*path, "set"))
+        force = np.asarray(spec.edge_force, dtype=float)
+        for a, length in per_node.items():
+            terms.nodal.append(
+                NodalLoad(np.array([a]), tuple(length * force), follower=spec.follower, time=tf)
+            )
+        first += len(rows["nodal"])
+        rows["edge"] = np.arange(first, first + len(per_node))
+        edge_length = np.array(list(per_node.values()))
+    return LoadRows(edge_length=edge_length, **rows)
+
+
+# how each kind of `loads:` entry (rodsim.case.conditions.LOAD) becomes model terms
+LOAD_BUILDERS = {NodeLoad: _node_load, GravityLoad: _gravity}
+
+
+def _mass(mesh: Mesh, m: Mass, path) -> PointMass:
+    nodes = nodes_of(mesh, m.set, (*path, "set"))
+    j = m.inertia
+    if j is None:
+        tensor = np.zeros((3, 3))
+    else:
+        tensor = np.array(j, dtype=float) if isinstance(j[0], tuple) else np.diag(j)
+    eig = np.linalg.eigvalsh(tensor)
+    if eig.min() < -1e-12 * max(1.0, np.abs(tensor).max()):
+        raise CaseError(
+            "expected a positive semi-definite inertia tensor, got principal "
+            f"values {', '.join(f'{v:.6g}' for v in eig)}",
+            key=render((*path, "inertia")),
+        )
+    return PointMass(nodes, m.mass, tensor)
 
 
 def _next_rows(taken: dict, count: int) -> np.ndarray:

@@ -8,11 +8,11 @@ import textwrap
 
 from rodsim import resources
 from rodsim.case import schema as s
-from rodsim.case import v1
+from rodsim.case import sections, v1
 
 HEADER = """# Case-file reference (schema v1)
 
-Generated from the validator's schema (`rodsim/case/v1.py`) by
+Generated from the validator's schema (`rodsim/case/v1.py` and the modules it imports) by
 `python -m rodsim.case.reference > docs/case_reference.md`; do not edit by hand.
 Complete examples are the cases in `inputs/` of the repository.
 
@@ -80,7 +80,7 @@ def _default(f: s.Field) -> str:
     if f.default is s.MISSING:
         return "*optional*"
     d = f.default
-    if isinstance(d, dict):
+    if d is s.FILLED or isinstance(d, dict):
         return "see below"
     if isinstance(d, tuple):
         return "[" + ", ".join(f"{x:g}" for x in d) + "]"
@@ -132,7 +132,7 @@ def _children(node, path: str, nested: list) -> None:
         _children(node.item, path + "[i]", nested)
     elif isinstance(node, s.MapOf):
         _children(node.value, f"{path}.{node.doc_key}", nested)
-    elif isinstance(node, (s.Tagged, s.OneOf, v1.ByType)):
+    elif isinstance(node, (s.Tagged, s.OneOf, sections.ByType)):
         nested.append((path, node))
 
 
@@ -159,7 +159,7 @@ def _section(path: str, node, out: list, seen: set, dims: bool = True) -> None:
         for key, sub, doc in node.options:
             out.append(f"| `{key}` | {sub.expected()} | {dimension(sub)} | {doc} |")
             _children(sub, f"{path}.{key}", nested)
-    elif isinstance(node, v1.ByType):
+    elif isinstance(node, sections.ByType):
         out.append("Chosen by the value of `type`:\n")
         for kind, sub in node.options:
             out.append(f"- `type: {kind}`: see `{path} (type: {kind})`")

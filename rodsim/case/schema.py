@@ -9,7 +9,9 @@ The case-file reference in docs/ is generated from these nodes (rodsim.case.refe
 documentation and the validator cannot drift apart.
 """
 
+import dataclasses
 import difflib
+import keyword
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -21,6 +23,22 @@ from rodsim.errors import CaseError
 
 Path = tuple[str | int, ...]
 MISSING = object()
+FILLED = object()  # a Field default: the sub-record with every default of its own
+
+
+def attribute(key: str) -> str:
+    """The attribute of a typed settings class that holds a key: `from` -> `from_`."""
+    return key + "_" if keyword.iskeyword(key) else key
+
+
+def keys_of(settings) -> dict:
+    """A typed settings object (Record.into) as its case-file keys and values, one level."""
+    return {
+        f.name.removesuffix("_") if keyword.iskeyword(f.name[:-1]) else f.name: getattr(
+            settings, f.name
+        )
+        for f in dataclasses.fields(settings)
+    }
 
 
 def render(path: Path) -> str:
@@ -196,8 +214,12 @@ class Vector:
 
 @dataclass(frozen=True)
 class ListOf:
+    """A list of items of one node type; rule: a function (items, path) run on the checked
+    items, for checks across them."""
+
     item: Any
     min_items: int = 0
+    rule: Callable | None = field(default=None, compare=False)
 
     def expected(self) -> str:
         if self.min_items == 1:
@@ -209,7 +231,10 @@ class ListOf:
             raise fail(path, f"expected {self.expected()}, got {show(value)}")
         if len(value) < self.min_items:
             raise fail(path, f"expected {self.expected()}, got {show(value)}")
-        return [self.item.check(v, (*path, i)) for i, v in enumerate(value)]
+        out = tuple(self.item.check(v, (*path, i)) for i, v in enumerate(value))
+        if self.rule is not None:
+            self.rule(out, path)
+        return out
 
 
 @dataclass(frozen=True)
@@ -254,11 +279,34 @@ class Record:
     """A mapping with a fixed set of keys; unknown keys are errors; defaults are filled in.
 
     ``rules`` are functions (data, path) run after the fields, for checks across keys.
+    ``into``: a frozen dataclass (rodsim.case.settings) with one attribute per key (see
+    :func:`attribute`), which check returns instead of a dict; a ValueError it raises becomes
+    an error at this record's key path.
     """
 
     fields: tuple[Field, ...]
     doc: str = ""
     rules: tuple[Callable, ...] = field(default=(), compare=False)
+    into: Any = field(default=None, compare=False)
+
+    def __post_init__(self):
+        if self.into is not None:
+            have = {f.name for f in dataclasses.fields(self.into)}
+            want = {attribute(f.name) for f in self.fields}
+            if have != want:
+                raise TypeError(
+                    f"{self.into.__name__} has attributes {sorted(have)}, its record keys "
+                    f"{sorted(want)}"
+                )
+
+    def defaults(self) -> dict:
+        """The record as it is when every key is left out (its keys all have defaults)."""
+        return {f.name: self.filled(f, ()) for f in self.fields}
+
+    def filled(self, f: Field, path: Path):
+        if f.default is FILLED:
+            return f.node.check({}, (*path, f.name))
+        return None if f.default is MISSING else f.default
 
     def expected(self) -> str:
         return "a mapping with keys " + ", ".join(f.name for f in self.fields)
@@ -281,17 +329,24 @@ class Record:
             elif f.required:
                 raise fail((*path, f.name), f"missing required key {f.name!r}")
             else:
-                out[f.name] = None if f.default is MISSING else f.default
+                out[f.name] = self.filled(f, path)
         for rule in self.rules:
             rule(out, path)
-        return out
+        if self.into is None:
+            return out
+        try:
+            return self.into(**{attribute(k): v for k, v in out.items()})
+        except ValueError as exc:
+            raise fail(path, str(exc)) from None
 
 
 @dataclass(frozen=True)
 class OneOf:
-    """A mapping with exactly one key out of several, ``{kind: body}``; gives (kind, body)."""
+    """A mapping with exactly one key out of several, ``{kind: body}``; gives (kind, body), or
+    ``into(kind, body)`` when into is given (a ValueError it raises is an error at the kind)."""
 
     options: tuple[tuple[str, Any, str], ...]  # (key, node, doc)
+    into: Any = field(default=None, compare=False)
 
     def keys(self) -> tuple[str, ...]:
         return tuple(k for k, _, _ in self.options)
@@ -306,7 +361,13 @@ class OneOf:
         ((kind, body),) = value.items()
         for key, node, _ in self.options:
             if key == kind:
-                return kind, node.check(body, (*path, kind))
+                checked = node.check(body, (*path, kind))
+                if self.into is None:
+                    return kind, checked
+                try:
+                    return self.into(kind, checked)
+                except ValueError as exc:
+                    raise fail((*path, kind), str(exc)) from None
         raise fail(
             (*path, str(kind)),
             f"unknown key {kind!r}{_did_you_mean(kind, self.keys())}; "
@@ -316,7 +377,8 @@ class OneOf:
 
 @dataclass(frozen=True)
 class Tagged:
-    """A mapping whose variant is chosen by which tag key it contains; gives (tag, data).
+    """A mapping whose variant is chosen by which tag key it contains; gives what the variant's
+    node gives (a typed record: its class tells the variant).
 
     nested=True: the mapping is ``{tag: body}`` and body is checked; otherwise the whole mapping
     is checked by the variant's Record (which has the tag among its fields).
@@ -348,8 +410,8 @@ class Tagged:
                         (*path, str(extra)),
                         f"unknown key {extra!r} beside {tag!r}; the part's keys go inside {tag}:",
                     )
-                return tag, node.check(value[tag], (*path, tag))
-            return tag, node.check(value, path)
+                return node.check(value[tag], (*path, tag))
+            return node.check(value, path)
         raise AssertionError("unreachable")
 
 

@@ -44,8 +44,8 @@ class Plan:
 
 def plan(case, model, n_elements: int) -> Plan:
     """dt and output cadence from the solver and output settings (see docs/case_reference)."""
-    s, out = case.data["solver"], case.data["output"]
-    order = int(s["order"])
+    s, out = case.settings.solver, case.settings.output
+    order = int(s.order)
     with np.errstate(all="ignore"):
         try:
             stable = stable_step(model, order)
@@ -57,27 +57,27 @@ def plan(case, model, n_elements: int) -> Plan:
             "stable-step estimate is not a number)",
             key="sections",
         )
-    if s["analysis"] == "equilibrium":
-        h0 = s["dt"] if s["dt"] != "auto" else 10.0 * stable if math.isfinite(stable) else 1.0
-        n = int(s["equilibrium"]["load_steps"])
+    if s.analysis == "equilibrium":
+        h0 = s.dt if s.dt != "auto" else 10.0 * stable if math.isfinite(stable) else 1.0
+        n = int(s.equilibrium.load_steps)
         _check_cayley_steps(
             model, np.linspace(0.0, 1.0, n + 1), "load step", "solver.equilibrium.load_steps"
         )
         return Plan(float(h0), n, 1, float(stable), False, "equilibrium", 1.0)
-    t_end = s["t_end"]
-    implicit = s["scheme"] == "implicit"
-    interval = out["interval"]
+    t_end = s.t_end
+    implicit = s.scheme == "implicit"
+    interval = out.interval
     given_interval = interval is not None
-    if interval is None and out["every"] is None:
+    if interval is None and out.every is None:
         interval = t_end / 100.0
-    if s["dt"] == "auto":
+    if s.dt == "auto":
         if not math.isfinite(stable):
             raise CaseError(
                 "dt: auto needs a stable-step estimate, and the model has no "
                 "elastic element; give dt",
                 key="solver.dt",
             )
-        raw = s["safety"] * stable
+        raw = s.safety * stable
         _check_steps(t_end / raw)
         if interval is not None:  # shrink dt so frames fall on the interval and on t_end
             n_frames = max(1, math.ceil(t_end / interval * (1 - 1e-12)))
@@ -87,13 +87,13 @@ def plan(case, model, n_elements: int) -> Plan:
             n_steps = max(1, math.ceil(t_end / raw * (1 - 1e-12)))
         dt = t_end / n_steps
     else:
-        _check_steps(t_end / s["dt"])
-        n_steps = max(1, math.ceil(t_end / s["dt"] * (1 - 1e-9)))
+        _check_steps(t_end / s.dt)
+        n_steps = max(1, math.ceil(t_end / s.dt * (1 - 1e-9)))
         dt = t_end / n_steps
-        if abs(dt - s["dt"]) > 1e-9 * s["dt"]:
+        if abs(dt - s.dt) > 1e-9 * s.dt:
             log.warning(
                 "dt %g does not divide t_end %g: using dt %.6g (%d steps)",
-                s["dt"],
+                s.dt,
                 t_end,
                 dt,
                 n_steps,
@@ -113,17 +113,17 @@ def plan(case, model, n_elements: int) -> Plan:
             dt,
             stable,
         )
-    if implicit and s["dt"] == "auto":
+    if implicit and s.dt == "auto":
         log.info(
             "scheme: implicit with dt: auto takes the explicit stable step; give "
             "solver.dt to take the large steps the implicit scheme allows"
         )
     if interval is None:
-        per = out["every"]
-    if s["parallel"] == "auto":
+        per = out.every
+    if s.parallel == "auto":
         parallel = n_elements >= PARALLEL_FROM and numba.config.NUMBA_NUM_THREADS > 1
     else:
-        parallel = bool(s["parallel"])
+        parallel = bool(s.parallel)
     kind = "implicit" if implicit else "explicit"
     if implicit:
         _check_cayley_steps(model, np.arange(n_steps + 1) * dt, "time step", "solver.dt")

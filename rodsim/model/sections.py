@@ -9,8 +9,9 @@ C2 = diag(GJ, EI2, EI3); EI2 is the bending stiffness about d2 (I2 = int x3^2 dA
 Units are the user's own but consistent: with force F, length L and mass M, EA and GA are in F,
 EI and GJ in F L^2, rhoA in M / L and rhoI, rhoJ in M L.
 
-Errors are CaseError with a key relative to the section's dict in the case file (``"EA"``,
-``"GA[1]"``, ``"material.nu"``, ``"shape.tube"``); the case loader prefixes the section's path.
+Bad values raise ValueError naming the quantity (``"GA[1]: must be > 0, got -1"``); the case
+file's validator (rodsim.case.sections) has checked case input before, and keys any error to
+the section's path.
 """
 
 from __future__ import annotations
@@ -22,15 +23,9 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from rodsim.errors import CaseError
-
 # sum_{n odd} 1/n^5 = (1 - 2^-5) zeta(5); zeta(5) to double precision.
 _ODD_INVERSE_FIFTH_POWERS = (31.0 / 32.0) * 1.0369277551433699263
 
-_RESULTANT_KEYS = ("EA", "GA", "GJ", "EI", "rhoA", "rhoI")
-_RESULTANT_OPTIONAL = ("rhoJ",)
-_MATERIAL_KEYS = ("material", "shape")
-_MATERIAL_OPTIONAL = ("shear_factor",)
 _SHAPES = ("rectangle", "circle", "tube")
 
 
@@ -145,7 +140,7 @@ def section_from_material(E, nu, rho, shape, shear_factor=None) -> RodSection:  
     e = _positive(E, "material.E")
     poisson = _number(nu, "material.nu")
     if not -1.0 < poisson <= 0.5:
-        raise CaseError(f"Poisson's ratio must be in (-1, 0.5], got {poisson}", key="material.nu")
+        raise ValueError(_at("material.nu", f"Poisson's ratio must be in (-1, 0.5], got {poisson}"))
     density = _positive(rho, "material.rho")
     props = shape_properties(shape)
     if shear_factor is None:
@@ -153,7 +148,7 @@ def section_from_material(E, nu, rho, shape, shear_factor=None) -> RodSection:  
     else:
         k = _number(shear_factor, "shear_factor")
         if not 0.0 < k <= 1.0:
-            raise CaseError(f"shear_factor must be in (0, 1], got {k}", key="shear_factor")
+            raise ValueError(_at("shear_factor", f"shear_factor must be in (0, 1], got {k}"))
     g = e / (2.0 * (1.0 + poisson))
     return RodSection(
         EA=e * props.area,
@@ -169,53 +164,6 @@ def section_from_material(E, nu, rho, shape, shear_factor=None) -> RodSection:  
     )
 
 
-def section_from_spec(spec: Mapping) -> RodSection:
-    """Section from its case-file dict (docs/case_reference.md, ``sections:``, ``type: rod``).
-
-    Exactly one of two forms, besides ``type: rod``:
-    resultants ``EA, GA, GJ, EI, rhoA, rhoI`` (+ optional ``rhoJ``), or
-    material ``material: {E, nu, rho}, shape`` (+ optional ``shear_factor``).
-    Raises CaseError with the offending key for missing or unknown keys, mixed forms, wrong list
-    lengths, non-numbers (bool included), NaN/inf and out-of-range values.
-    """
-    if not isinstance(spec, Mapping):
-        raise CaseError(f"a rod section must be a mapping, got {_kind(spec)}")
-    if "type" not in spec:
-        raise CaseError("missing key 'type' (expected type: rod)", key="type")
-    if spec["type"] != "rod":
-        raise CaseError(f"expected type: rod, got {spec['type']!r}", key="type")
-    resultant = _RESULTANT_KEYS + _RESULTANT_OPTIONAL
-    material = _MATERIAL_KEYS + _MATERIAL_OPTIONAL
-    for key in spec:
-        if key != "type" and key not in resultant and key not in material:
-            raise CaseError(
-                f"unknown key {key!r}; a rod section has either {', '.join(resultant)} "
-                f"or {', '.join(material)}",
-                key=str(key),
-            )
-    given_resultant = [k for k in resultant if k in spec]
-    given_material = [k for k in material if k in spec]
-    if given_resultant and given_material:
-        raise CaseError(
-            f"mixes the resultant form ({', '.join(given_resultant)}) with the material form "
-            f"({', '.join(given_material)}); use one",
-            key=given_material[0],
-        )
-    if given_material:
-        _require(spec, _MATERIAL_KEYS)
-        mat = _material_spec(spec["material"])
-        return section_from_material(
-            mat["E"], mat["nu"], mat["rho"], spec["shape"], spec.get("shear_factor")
-        )
-    if not given_resultant:
-        raise CaseError(
-            f"a rod section needs either {', '.join(_RESULTANT_KEYS)} or "
-            f"{', '.join(_MATERIAL_KEYS)}"
-        )
-    _require(spec, _RESULTANT_KEYS)
-    return section_from_resultants(**{k: spec[k] for k in given_resultant})
-
-
 # --- shape geometry ---------------------------------------------------------------------------
 
 
@@ -228,17 +176,17 @@ def shape_properties(shape: Mapping) -> ShapeProperties:
     tube: A = pi (ro^2 - ri^2), I2 = I3 = pi (ro^4 - ri^4) / 4, J = pi (ro^4 - ri^4) / 2.
     """
     if not isinstance(shape, Mapping):
-        raise CaseError(
-            f"expected a mapping with one of {', '.join(_SHAPES)}, got {_kind(shape)}", key="shape"
+        raise ValueError(
+            _at("shape", f"expected a mapping with one of {', '.join(_SHAPES)}, got {_kind(shape)}")
         )
     for key in shape:
         if key not in _SHAPES:
-            raise CaseError(
-                f"unknown shape {key!r}; expected one of {', '.join(_SHAPES)}", key=f"shape.{key}"
+            raise ValueError(
+                _at(f"shape.{key}", f"unknown shape {key!r}; expected one of {', '.join(_SHAPES)}")
             )
     if len(shape) != 1:
-        raise CaseError(
-            f"expected exactly one of {', '.join(_SHAPES)}, got {len(shape)}", key="shape"
+        raise ValueError(
+            _at("shape", f"expected exactly one of {', '.join(_SHAPES)}, got {len(shape)}")
         )
     ((kind, dims),) = shape.items()
     if kind == "rectangle":
@@ -252,10 +200,10 @@ def shape_properties(shape: Mapping) -> ShapeProperties:
         return ShapeProperties(kind, math.pi * r**2, i, i, 2.0 * i)
     ro, ri = _pair(dims, "shape.tube")
     if ro <= 0.0:
-        raise CaseError(f"outer radius must be > 0, got {ro}", key="shape.tube[0]")
+        raise ValueError(_at("shape.tube[0]", f"outer radius must be > 0, got {ro}"))
     if not 0.0 <= ri < ro:
-        raise CaseError(
-            f"inner radius must satisfy 0 <= ri < ro, got ro={ro}, ri={ri}", key="shape.tube"
+        raise ValueError(
+            _at("shape.tube", f"inner radius must satisfy 0 <= ri < ro, got ro={ro}, ri={ri}")
         )
     i = math.pi * (ro**4 - ri**4) / 4.0
     return ShapeProperties(kind, math.pi * (ro**2 - ri**2), i, i, 2.0 * i, ri / ro)
@@ -319,25 +267,25 @@ def _kind(value) -> str:
 def _number(value, key: str) -> float:
     """A finite real number; bool is rejected although it is an int subclass."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise CaseError(f"expected a number, got {value!r} ({_kind(value)})", key=key)
+        raise ValueError(_at(key, f"expected a number, got {value!r} ({_kind(value)})"))
     x = float(value)
     if not math.isfinite(x):
-        raise CaseError(f"expected a finite number, got {x}", key=key)
+        raise ValueError(_at(key, f"expected a finite number, got {x}"))
     return x
 
 
 def _positive(value, key: str) -> float:
     x = _number(value, key)
     if x <= 0.0:
-        raise CaseError(f"must be > 0, got {x}", key=key)
+        raise ValueError(_at(key, f"must be > 0, got {x}"))
     return x
 
 
 def _pair(value, key: str) -> tuple[float, float]:
     if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
-        raise CaseError(f"expected a list of 2 numbers, got {value!r}", key=key)
+        raise ValueError(_at(key, f"expected a list of 2 numbers, got {value!r}"))
     if len(value) != 2:
-        raise CaseError(f"expected a list of 2 numbers, got {len(value)}", key=key)
+        raise ValueError(_at(key, f"expected a list of 2 numbers, got {len(value)}"))
     return _number(value[0], f"{key}[0]"), _number(value[1], f"{key}[1]")
 
 
@@ -346,19 +294,5 @@ def _positive_pair(value, key: str) -> tuple[float, float]:
     return _positive(x, f"{key}[0]"), _positive(y, f"{key}[1]")
 
 
-def _require(spec: Mapping, keys: Sequence[str]) -> None:
-    for key in keys:
-        if key not in spec:
-            raise CaseError(f"missing key {key!r}", key=key)
-
-
-def _material_spec(material) -> dict:
-    if not isinstance(material, Mapping):
-        raise CaseError(f"expected a mapping {{E, nu, rho}}, got {_kind(material)}", key="material")
-    for key in material:
-        if key not in ("E", "nu", "rho"):
-            raise CaseError(f"unknown key {key!r}; expected E, nu, rho", key=f"material.{key}")
-    for key in ("E", "nu", "rho"):
-        if key not in material:
-            raise CaseError(f"missing key {key!r}", key=f"material.{key}")
-    return dict(material)
+def _at(key: str, message: str) -> str:
+    return f"{key}: {message}"

@@ -19,13 +19,11 @@ for many. :func:`kinks` gives the times where f is not smooth, so an integrator 
 from __future__ import annotations
 
 import math
-import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from rodsim.errors import CaseError
 from rodsim.jit import kernel
 
 CONSTANT = 0  # params = (value, 0, 0)
@@ -34,8 +32,6 @@ TABLE = 2  # params unused; the points are in table
 SINE = 3  # params = (amplitude, frequency, phase)
 
 _NAMES = {CONSTANT: "constant", RAMP: "ramp", TABLE: "table", SINE: "sine"}
-_KINDS = {name: kind for kind, name in _NAMES.items()}
-_SINE_KEYS = ("amplitude", "frequency", "phase")
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,7 +41,7 @@ class TimeFunction:
     kind: CONSTANT, RAMP, TABLE or SINE. params: (3,) float64, meaning per kind (see the module
     constants). table: (k, 2) float64 rows (t, value) for TABLE, shape (0, 2) otherwise.
     The arrays are stored read-only, float64 and C-contiguous; values are validated here
-    (CaseError keyed by the kind name, e.g. ``"ramp"`` or ``"table[2]"``).
+    (ValueError; the case file's validator, rodsim.case.fields.TIME, keys it to the case).
     """
 
     kind: int
@@ -106,34 +102,6 @@ def table(points) -> TimeFunction:
 def sine(amplitude: float, frequency: float, phase: float = 0.0) -> TimeFunction:
     """f(t) = amplitude sin(2 pi frequency t + phase); frequency in cycles / time, phase in rad."""
     return TimeFunction(SINE, np.array([amplitude, frequency, phase]), _no_table())
-
-
-def time_function_from_spec(spec: Mapping | None) -> TimeFunction:
-    """The TimeFunction of a case-file ``time:`` dict; None (no ``time`` key) is constant 1.
-
-    Raises CaseError with a key relative to the ``time`` dict for an unknown or repeated kind,
-    non-numbers (bool included), NaN/inf, a table that is not a list of [t, v] pairs or whose
-    times do not strictly increase, and a ramp time T <= 0.
-    """
-    if spec is None:
-        return constant(1.0)
-    if not isinstance(spec, Mapping):
-        raise CaseError(f"expected a mapping with one of {_expected()}, got {_type(spec)}")
-    for key in spec:
-        if key not in _KINDS:
-            raise CaseError(
-                f"unknown time function {key!r}; expected one of {_expected()}", key=str(key)
-            )
-    if len(spec) != 1:
-        raise CaseError(f"expected exactly one of {_expected()}, got {', '.join(spec)}")
-    ((name, arg),) = spec.items()
-    if name == "constant":
-        return constant(_number(arg, "constant"))
-    if name == "ramp":
-        return ramp(_number(arg, "ramp"))
-    if name == "table":
-        return table(_table_points(arg))
-    return sine(*_sine_params(arg))
 
 
 # --- evaluation -------------------------------------------------------------------------------
@@ -257,79 +225,20 @@ def _validate(kind: int, params: np.ndarray, table: np.ndarray) -> None:
     name = _NAMES[kind]
     if kind == TABLE:
         if table.shape[0] == 0:
-            raise CaseError("a table needs at least one [t, v] pair", key=name)
+            raise ValueError("a table needs at least one [t, v] pair")
         for i in range(table.shape[0]):
             if not np.all(np.isfinite(table[i])):
-                raise CaseError(
-                    f"expected finite numbers, got {table[i].tolist()}", key=f"table[{i}]"
-                )
+                raise ValueError(f"row {i}: expected finite numbers, got {table[i].tolist()}")
             if i > 0 and not table[i, 0] > table[i - 1, 0]:
-                raise CaseError(
-                    f"times must increase strictly: t = {table[i, 0]} follows "
-                    f"t = {table[i - 1, 0]}",
-                    key=f"table[{i}]",
+                raise ValueError(
+                    f"row {i}: times must increase strictly, got t = {table[i, 0]:g} after "
+                    f"t = {table[i - 1, 0]:g}"
                 )
         return
     if not np.all(np.isfinite(params)):
-        raise CaseError(f"expected finite numbers, got {params.tolist()}", key=name)
+        raise ValueError(f"{name}: expected finite numbers, got {params.tolist()}")
     if kind == RAMP and not params[0] > 0.0:
-        raise CaseError(f"the ramp time must be > 0, got {params[0]}", key=name)
-
-
-def _table_points(arg) -> list[tuple[float, float]]:
-    if not _is_list(arg):
-        raise CaseError(f"expected a list of [t, v] pairs, got {_type(arg)}", key="table")
-    points = []
-    for i, pair in enumerate(arg):
-        key = f"table[{i}]"
-        if not _is_list(pair) or len(pair) != 2:
-            raise CaseError(f"expected a pair [t, v], got {pair!r}", key=key)
-        points.append((_number(pair[0], key), _number(pair[1], key)))
-    if not points:
-        raise CaseError("a table needs at least one [t, v] pair", key="table")
-    return points
-
-
-def _sine_params(arg) -> tuple[float, float, float]:
-    if not isinstance(arg, Mapping):
-        raise CaseError(
-            f"expected a mapping {{amplitude, frequency, phase}}, got {_type(arg)}", key="sine"
-        )
-    for key in arg:
-        if key not in _SINE_KEYS:
-            raise CaseError(
-                f"unknown key {key!r}; expected {', '.join(_SINE_KEYS)}", key=f"sine.{key}"
-            )
-    for key in ("amplitude", "frequency"):
-        if key not in arg:
-            raise CaseError(f"missing key {key!r}", key=f"sine.{key}")
-    return (
-        _number(arg["amplitude"], "sine.amplitude"),
-        _number(arg["frequency"], "sine.frequency"),
-        _number(arg.get("phase", 0.0), "sine.phase"),
-    )
-
-
-def _number(x, key: str) -> float:
-    """A finite real number; bool is rejected although it is an int subclass."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise CaseError(f"expected a number, got {x!r} ({_type(x)})", key=key)
-    v = float(x)
-    if not math.isfinite(v):
-        raise CaseError(f"expected a finite number, got {v}", key=key)
-    return v
-
-
-def _is_list(x) -> bool:
-    return isinstance(x, (Sequence, np.ndarray)) and not isinstance(x, (str, bytes))
-
-
-def _type(x) -> str:
-    return type(x).__name__
-
-
-def _expected() -> str:
-    return ", ".join(_KINDS)
+        raise ValueError(f"the ramp time must be > 0, got {params[0]:g}")
 
 
 def _no_table() -> np.ndarray:

@@ -1,0 +1,242 @@
+"""What acts on the structure in a case file: boundary conditions, loads, elastic supports,
+point masses and the initial state; their schema and typed settings (rodsim.case.settings).
+The model builder (rodsim.case.model) turns them into model terms."""
+
+from rodsim.case import settings
+from rodsim.case.fields import (
+    DOFS,
+    POINT,
+    SET_NAME,
+    TIME,
+    at_least_one,
+    exactly_one,
+    nonnegative,
+    vector,
+)
+from rodsim.case.schema import (
+    Boolean,
+    Constant,
+    Either,
+    Field,
+    ListOf,
+    Number,
+    Path,
+    Record,
+    Tagged,
+    Text,
+    Vector,
+    fail,
+)
+
+PRESCRIBE = Record(
+    (
+        Field(
+            "displacement",
+            Vector(nullable=True, item=Number(dim="length")),
+            "displacement u: x = x0 + f(t) u; a null "
+            "component is left free (e.g. [null, -1, null] prescribes only y)",
+            optional=True,
+        ),
+        Field(
+            "rotation",
+            vector("angle"),
+            "rotation vector theta (rad, global axes): Lambda = exp(f(t) theta) Lambda0",
+            optional=True,
+        ),
+        Field("time", TIME, "time function f (default: constant 1)", optional=True),
+    ),
+    rules=(at_least_one("displacement", "rotation"),),
+    into=settings.Prescribe,
+)
+
+BOUNDARY = Record(
+    (
+        Field("set", SET_NAME, "node set"),
+        Field(
+            "fix",
+            Either((Constant("all"), ListOf(Text(choices=DOFS), min_items=1))),
+            "all, or a list of " + " ".join(DOFS),
+            optional=True,
+        ),
+        Field("prescribe", PRESCRIBE, "prescribed motion of every node of the set", optional=True),
+    ),
+    rules=(exactly_one("fix", "prescribe"),),
+    into=settings.Boundary,
+)
+
+NODE_LOAD = Record(
+    (
+        Field("set", SET_NAME, "node set; the load acts at every node of it"),
+        Field("force", vector("force"), "force (global axes, reference state)", optional=True),
+        Field(
+            "moment", vector("force*length"), "moment (global axes, reference state)", optional=True
+        ),
+        Field(
+            "follower",
+            Boolean(),
+            "rotate with the node instead of keeping a fixed direction",
+            default=False,
+        ),
+        Field(
+            "pressure",
+            Number(dim="force/length^2"),
+            "plates: pressure along the current director d3, always a "
+            "follower load (`follower` does not apply); on the plate cells whose corners are all "
+            "in the set",
+            optional=True,
+        ),
+        Field(
+            "edge_force",
+            vector("force/length"),
+            "plates: force per unit length (global axes) along the plate "
+            "boundary edges whose two ends are in the set, lumped to their nodes (half an edge "
+            "each); dead, or follower with `follower: true`",
+            optional=True,
+        ),
+        Field("time", TIME, "time function (default: constant 1)", optional=True),
+    ),
+    rules=(at_least_one("force", "moment", "pressure", "edge_force"),),
+    into=settings.NodeLoad,
+)
+
+GRAVITY = Record(
+    (
+        Field("gravity", vector("length/time^2"), "acceleration of gravity (length/time^2)"),
+        Field("time", TIME, "time function (default: constant 1)", optional=True),
+    ),
+    into=settings.GravityLoad,
+)
+
+LOAD = Tagged(
+    (
+        ("set", NODE_LOAD, False, "nodal force and moment"),
+        ("gravity", GRAVITY, False, "gravity on every mass"),
+    )
+)
+
+FRAME = Field(
+    "frame",
+    Text(choices=("global", "section")),
+    "axes of the per-direction values: "
+    "global, or the node's reference section frame d1 d2 d3 (fixed in space)",
+    default="global",
+)
+
+SPRING = Record(
+    (
+        Field("set", SET_NAME, "node set; every node of it gets the springs and dashpots"),
+        Field(
+            "spring",
+            vector("force/length", ge=0),
+            "translational stiffness per direction (force/length): f = -K (x - x0)",
+            optional=True,
+        ),
+        Field(
+            "rotational_spring",
+            vector("force*length", ge=0),
+            "rotational stiffness per direction (moment/radian) on psi = log(Lambda0^T Lambda)",
+            optional=True,
+        ),
+        Field(
+            "dashpot",
+            vector("force*time/length", ge=0),
+            "translational damping per direction (force/velocity)",
+            optional=True,
+        ),
+        Field(
+            "rotational_dashpot",
+            vector("force*length*time", ge=0),
+            "rotational damping per direction (moment x time/radian) on the rate of psi",
+            optional=True,
+        ),
+        FRAME,
+    ),
+    rules=(at_least_one("spring", "rotational_spring", "dashpot", "rotational_dashpot"),),
+    into=settings.Spring,
+)
+
+FOUNDATION = Record(
+    (
+        Field(
+            "foundation",
+            SET_NAME,
+            "node set; the foundation acts on the rod elements whose "
+            "two ends are in it, lumped to their nodes (half an element each)",
+        ),
+        Field(
+            "modulus",
+            vector("force/length^2", ge=0, nonzero=True),
+            "foundation modulus per direction (force per length of rod per displacement)",
+        ),
+        Field(
+            "damping",
+            vector("force*time/length^2", ge=0),
+            "viscous foundation per direction (force per length per velocity)",
+            optional=True,
+        ),
+        FRAME,
+    ),
+    into=settings.Foundation,
+)
+
+SUPPORT = Tagged(
+    (
+        ("set", SPRING, False, "springs and dashpots to the ground at every node of a set"),
+        ("foundation", FOUNDATION, False, "elastic (Winkler) foundation along rods"),
+    )
+)
+
+INERTIA = Either(
+    (vector("mass*length^2", ge=0), Vector(item=Vector(item=Number(dim="mass*length^2"))))
+)
+
+
+def _inertia_shape(data, path: Path):
+    j = data["inertia"]
+    if j is None or not isinstance(j[0], tuple):
+        return
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        if abs(j[a][b] - j[b][a]) > 1e-12 * max(1.0, abs(j[a][b]), abs(j[b][a])):
+            raise fail(
+                (*path, "inertia"),
+                f"expected a symmetric 3x3 inertia tensor, got "
+                f"[{a}][{b}] = {j[a][b]:g} but [{b}][{a}] = {j[b][a]:g}",
+            )
+
+
+_inertia_shape.__doc__ = "a 3x3 inertia must be symmetric"
+
+MASS = Record(
+    (
+        Field("set", SET_NAME, "node set; the mass is added at every node of it"),
+        Field("mass", nonnegative("mass"), "point mass"),
+        Field(
+            "inertia",
+            INERTIA,
+            "principal rotary inertias [J1, J2, J3] about global axes at "
+            "the reference state, or a symmetric 3x3 tensor",
+            optional=True,
+        ),
+    ),
+    rules=(_inertia_shape,),
+    into=settings.Mass,
+)
+
+INITIAL = Record(
+    (
+        Field(
+            "velocity",
+            vector("length/time"),
+            "uniform translational velocity",
+            default=(0.0, 0.0, 0.0),
+        ),
+        Field(
+            "angular_velocity",
+            vector("1/time"),
+            "rigid spin (rad/time) about `center`",
+            default=(0.0, 0.0, 0.0),
+        ),
+        Field("center", POINT, "centre of the rigid spin", default=(0.0, 0.0, 0.0)),
+    ),
+    into=settings.Initial,
+)

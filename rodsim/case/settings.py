@@ -1,0 +1,278 @@
+"""The typed, frozen settings of a case file: what the validator (rodsim.case.v1) gives.
+
+Each dataclass mirrors one record of the case file key for key (a key that is a Python keyword
+gets a trailing underscore: a rod's ``from`` is ``from_``); rodsim.case.schema.Record checks the
+match when the schema is built, so the two cannot drift apart. Values are already checked and
+converted to the case's unit system; optional keys that are absent are None. Time functions
+arrive as rodsim.model.timefunc.TimeFunction. Everything after the case boundary reads these,
+never the raw YAML.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from rodsim.case.units import UnitSystem
+from rodsim.model.timefunc import TimeFunction
+
+Vec3 = tuple[float, float, float]
+Pair = tuple[float, float]
+
+# --- mesh parts and node sets ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RodPart:
+    name: str
+    from_: Vec3
+    to: Vec3
+    elements: int
+    section: str
+    up: Vec3 | None
+
+
+@dataclass(frozen=True)
+class ArcPart:
+    name: str
+    center: Vec3
+    radius: float
+    start: Vec3
+    normal: Vec3
+    angle: float  # degrees
+    elements: int
+    section: str
+    up: Vec3 | None
+
+    @property
+    def closed(self) -> bool:
+        return abs(abs(self.angle) - 360.0) < 1e-9
+
+
+@dataclass(frozen=True)
+class RectanglePart:
+    name: str
+    origin: Vec3
+    size: Pair
+    elements: tuple[int, int]
+    section: str
+    e1: Vec3
+    e2: Vec3
+
+
+@dataclass(frozen=True)
+class FilePart:
+    file: str
+    name: str
+    sections: Mapping[str, str]  # cell set -> section name
+    section: str | None
+    up: Vec3 | None
+
+
+Part = RodPart | ArcPart | RectanglePart | FilePart
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    """A `sets:` entry: kind near, box, nodes or union, with its value."""
+
+    kind: str
+    value: object
+
+
+# --- sections ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Material:
+    E: float
+    nu: float
+    rho: float
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A solid cross-section: kind rectangle ([width, height]), circle (radius) or tube
+    ([outer, inner] radius)."""
+
+    kind: str
+    size: float | Pair
+
+    def __post_init__(self):
+        if self.kind == "tube" and not self.size[1] < self.size[0]:
+            raise ValueError(
+                f"expected an inner radius below the outer one, got [{self.size[0]:g}, "
+                f"{self.size[1]:g}]"
+            )
+
+
+@dataclass(frozen=True)
+class RodSectionSettings:
+    """Either the resultant form (EA ... rhoI, optional rhoJ) or the material form (material,
+    shape, optional shear_factor); the validator checks that exactly one is complete."""
+
+    type: Literal["rod"]
+    EA: float | None
+    GA: Pair | None
+    GJ: float | None
+    EI: Pair | None
+    rhoA: float | None
+    rhoI: Pair | None
+    rhoJ: float | None
+    material: Material | None
+    shape: Shape | None
+    shear_factor: float | None
+
+
+@dataclass(frozen=True)
+class PlateSectionSettings:
+    type: Literal["plate"]
+    material: Material
+    thickness: float
+    shear_factor: float
+
+
+# --- boundary conditions, loads, supports, masses, initial state -------------------------------
+
+
+@dataclass(frozen=True)
+class Prescribe:
+    displacement: tuple[float | None, float | None, float | None] | None
+    rotation: Vec3 | None
+    time: TimeFunction | None
+
+
+@dataclass(frozen=True)
+class Boundary:
+    set: str
+    fix: Literal["all"] | tuple[str, ...] | None
+    prescribe: Prescribe | None
+
+    def held_dofs(self, dofs: tuple[str, ...]) -> list[int]:
+        """Indices into dofs (ux ... rz) that this entry holds."""
+        if self.fix is not None:
+            return list(range(6)) if self.fix == "all" else [dofs.index(d) for d in self.fix]
+        p = self.prescribe
+        held = [k for k, c in enumerate(p.displacement or ()) if c is not None]
+        return held + ([3, 4, 5] if p.rotation is not None else [])
+
+
+@dataclass(frozen=True)
+class NodeLoad:
+    set: str
+    force: Vec3 | None
+    moment: Vec3 | None
+    follower: bool
+    pressure: float | None
+    edge_force: Vec3 | None
+    time: TimeFunction | None
+
+
+@dataclass(frozen=True)
+class GravityLoad:
+    gravity: Vec3
+    time: TimeFunction | None
+
+
+Load = NodeLoad | GravityLoad
+
+
+@dataclass(frozen=True)
+class Spring:
+    set: str
+    spring: Vec3 | None
+    rotational_spring: Vec3 | None
+    dashpot: Vec3 | None
+    rotational_dashpot: Vec3 | None
+    frame: Literal["global", "section"]
+
+
+@dataclass(frozen=True)
+class Foundation:
+    foundation: str
+    modulus: Vec3
+    damping: Vec3 | None
+    frame: Literal["global", "section"]
+
+
+@dataclass(frozen=True)
+class Mass:
+    set: str
+    mass: float
+    inertia: Vec3 | tuple[Vec3, Vec3, Vec3] | None
+
+
+@dataclass(frozen=True)
+class Initial:
+    velocity: Vec3
+    angular_velocity: Vec3
+    center: Vec3
+
+
+# --- solver and output -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Damping:
+    strain_rate: float
+    mass: float
+
+
+@dataclass(frozen=True)
+class Newton:
+    tol: float
+    max_iter: int
+
+
+@dataclass(frozen=True)
+class EquilibriumSettings:
+    tol: float
+    load_steps: int
+    max_steps: int
+
+
+@dataclass(frozen=True)
+class Solver:
+    analysis: str
+    scheme: str
+    group: str
+    order: int
+    dt: float | Literal["auto"]
+    safety: float
+    t_end: float | None
+    damping: Damping
+    newton: Newton
+    equilibrium: EquilibriumSettings
+    parallel: bool | Literal["auto"]
+    rotation_tol: float
+
+    @property
+    def static(self) -> bool:
+        return self.analysis == "equilibrium"
+
+
+@dataclass(frozen=True)
+class Output:
+    every: int | None
+    interval: float | None
+    vtk: bool
+    compression: str
+
+
+@dataclass(frozen=True)
+class CaseSettings:
+    """A whole case file."""
+
+    rodsim: int
+    title: str
+    units: UnitSystem | None
+    mesh: tuple[Part, ...]
+    sections: Mapping[str, RodSectionSettings | PlateSectionSettings]
+    sets: Mapping[str, NodeSet]
+    merge_tolerance: float | None
+    boundary: tuple[Boundary, ...]
+    supports: tuple[Spring | Foundation, ...]
+    loads: tuple[Load, ...]
+    masses: tuple[Mass, ...]
+    initial: Initial
+    solver: Solver
+    output: Output
