@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from rodsim import api
 from rodsim import run as runner
 from rodsim.cli import main
 from rodsim.integrators import dynamics
@@ -305,3 +306,32 @@ def test_the_last_frame_is_at_t_end(overrides):
     interval = prep.case.settings.output.interval
     if interval is not None:
         assert p.steps_per_frame * p.dt <= interval * (1 + 1e-12)
+
+
+ARC = """
+rodsim: 1
+mesh:
+  - arc: {name: hook, center: [0, 0, 0], radius: 2.0, start: [2, 0, 0], normal: [0, 0, 1],
+          angle: 90, elements: 12, section: s}
+sections:
+  s: {type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 50, EI: [40, 30], rhoA: 1,
+      rhoI: [0.01, 0.01]}
+boundary:
+  - {set: hook.start, fix: all}
+loads:
+  - {set: hook.end, force: [0, 0, 1.0], moment: [0, 0, 2.0]}
+solver: {analysis: equilibrium, equilibrium: {load_steps: 2}}
+"""
+
+
+def test_curved_reference_strains_are_measured_from_the_reference():
+    """rods/strain and rods/curvature are Gamma - Gamma0 and Omega - Omega0: zero at the
+    stress-free curved reference (Omega0 = 1/R = 0.5 here), and C1, C2 times them under load
+    (a second subtraction of Omega0 once gave -0.5 at rest)."""
+    results = api.run_in_memory(api.case_from_yaml(ARC))
+    c2 = np.array([50.0, 40.0, 30.0])
+    assert np.abs(results.curvature[0]).max() == 0.0
+    assert np.abs(results.strain[0]).max() < 1e-14  # round-off of the arc's chords
+    # atol: round-off of Omega (|Omega| ~ 0.5) times C2 ~ 50
+    np.testing.assert_allclose(results.moment[-1], c2 * results.curvature[-1], atol=1e-11)
+    assert np.abs(results.moment[-1]).max() > 0.1  # the hook is actually bent

@@ -80,9 +80,9 @@ NODE_LOAD = Record(
         Field(
             "pressure",
             Number(dim="force/length^2"),
-            "plates: pressure along the current director d3, always a "
-            "follower load (`follower` does not apply); on the plate cells whose corners are all "
-            "in the set",
+            "plates: pressure normal to the current (deformed) surface, per current area, "
+            "positive towards the reference d3; always a follower load (`follower` does not "
+            "apply); on the plate cells whose corners are all in the set",
             optional=True,
         ),
         Field(

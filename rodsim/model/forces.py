@@ -499,12 +499,8 @@ def fields(terms: ForceTerms, x, rot, with_energy: bool = False) -> dict:
     e = el.conn.shape[0]
     gamma, kappa, force, moment = (np.empty((e, 3)) for _ in range(4))
     energy = rod.element_fields(el, x, rot, gamma, kappa, force, moment) if e else 0.0
-    out = {
-        "force": force,
-        "moment": moment,
-        "strain": gamma - el.gamma0,
-        "curvature": kappa - el.omega0,
-    }
+    # element_fields gives Gamma - Gamma0 and Omega - Omega0 already
+    out = {"force": force, "moment": moment, "strain": gamma, "curvature": kappa}
     p = pl.conn.shape[0]
     if p:
         out["plate_membrane"], out["plate_bending"] = np.empty((p, 3)), np.empty((p, 3))
