@@ -322,13 +322,6 @@ def concrete_shape(shape: tuple, sizes: dict) -> tuple:
     return tuple(sizes[s] if isinstance(s, str) else s for s in shape)
 
 
-def table_entry(path: str) -> Dataset | None:
-    """The entry of a dataset path (every mesh/sets/<name> is the sets' entry); None for a
-    dataset the table lacks."""
-    pattern = SETS + "/{name}" if path.rpartition("/")[0] == SETS else path
-    return next((d for d in DATASETS if d.path == pattern), None)
-
-
 # --- reading ------------------------------------------------------------------------------
 
 

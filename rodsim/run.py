@@ -242,9 +242,7 @@ def start(prep: Prepared):
             h0=p.dt,
         )
     init = prep.case.settings.initial
-    state = dynamics.initial_state(
-        model, init.velocity, init.angular_velocity, init.center
-    )
+    state = dynamics.initial_state(model, init.velocity, init.angular_velocity, init.center)
     if p.kind == "implicit":
         newton = s.newton
         return implicit.start(

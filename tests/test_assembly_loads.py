@@ -12,7 +12,7 @@ from scipy.spatial.transform import Rotation
 from rodsim.mesh.generate import frame, straight_rod
 from rodsim.model import timefunc
 from rodsim.model.assembly import PointMass, build_model
-from rodsim.model.loads import Gravity, NodalLoad, external_forces, no_loads, pack_loads
+from rodsim.model.loads import Gravity, NodalLoad, external_forces, pack_loads
 from rodsim.model.sections import section_from_resultants
 
 ROUND = 1.0e-13
@@ -287,7 +287,7 @@ def test_no_loads():
     x0, rot0, _ = polyline_rod()
     f = np.zeros_like(x0)
     tau = np.zeros_like(x0)
-    pot = external_forces(no_loads(), 1.0, x0, rot0, rot0, np.ones(x0.shape[0]), f, tau)
+    pot = external_forces(pack_loads(()), 1.0, x0, rot0, rot0, np.ones(x0.shape[0]), f, tau)
     assert pot == 0.0
     assert not f.any()
     assert not tau.any()

@@ -13,14 +13,23 @@ from conftest import spaghetti, survives
 
 from rodsim.integrators import dynamics
 from rodsim.integrators.stable_step import stable_step
+from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.lie.arrays import as_matrix
 from rodsim.lie.arrays import m as mat
 from rodsim.lie.arrays import v as vec
+from rodsim.model import rod_viscous
 from rodsim.model.rod import element_response, node_quaternions
-from rodsim.model.rod_viscous import damping_forces, strain_rates
+from rodsim.model.rod_viscous import damping_forces
 
 RNG = np.random.default_rng(7)
+
+
+@kernel
+def strain_rates(x1, x2, r1, r2, h, v1, v2, w1, w2):
+    """The strain rates damping_forces uses, for rotation matrices r1, r2 (tuples)."""
+    q = so3.quat_from_matrix(so3.matTmul(r1, r2))
+    return rod_viscous._strain_rates(x1, x2, r1, q, h, v1, v2, w1, w2)
 
 
 def _rot(v):

@@ -18,19 +18,26 @@ from rodsim.post.summary import describe
 from rodsim.results_format import (
     DATASETS,
     FRAME_DATASETS,
+    SETS,
     frame_count,
     layout_version,
     markdown_table,
     open_results,
     quaternion_matrices,
     read_frame,
-    table_entry,
 )
 from rodsim.results_writer import ResultsWriter
 from rodsim.writers.frame import Frame
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "results.md"
 FRAMES = 3
+
+
+def table_entry(path: str):
+    """The table's entry of a dataset path (every mesh/sets/<name> is the sets' entry); None
+    for a dataset the table lacks."""
+    pattern = SETS + "/{name}" if path.rpartition("/")[0] == SETS else path
+    return next((d for d in DATASETS if d.path == pattern), None)
 
 
 def random_mesh(rng, rods: bool, plates: bool) -> Mesh:

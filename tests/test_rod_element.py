@@ -23,16 +23,17 @@ import math
 import numpy as np
 import pytest
 from conftest import rod_forces
+from numba import prange
 from scipy.spatial.transform import Rotation
 
+from rodsim.jit import kernel
 from rodsim.lie.arrays import m, v
 from rodsim.lie.so3 import quat_from_matrix
 from rodsim.mesh.generate import arc, straight_rod
+from rodsim.model import rod
 from rodsim.model.rod import (
     element_fields,
-    element_forces,
     element_response,
-    internal_forces_parallel,
     make_elements,
     reference_strains,
     relative_quaternion,
@@ -43,6 +44,29 @@ FD_TOL = 1.0e-7
 ROUND = 1.0e-13
 SEEDS = [0, 1, 2, 3]
 REL_ANGLES = [1.0e-7, 0.5, 2.5, 3.1]  # small, moderate, large, near-pi |log(Lambda_1^T Lambda_2)|
+
+
+@kernel
+def element_forces(x1, x2, r1, q, h, c1, c2, g0, w0):
+    """(f1, tau1, tau2, energy) as the assembly evaluates them: from q = relative_quaternion(q1,
+    q2) of the nodal quaternions instead of r2."""
+    return rod._element(x1, x2, r1, q, h, c1, c2, g0, w0)[:4]
+
+
+@kernel(parallel=True)
+def internal_forces_parallel(el, x, rot, f, tau, work):
+    """rod.assemble_forces_parallel with the quaternions and block bounds it needs."""
+    # a prange of its own: a kernel whose only parallel code is a cached callee does not
+    # start numba's threading layer when it is itself loaded from the cache (segfault)
+    quat = np.empty((x.shape[0], 4))
+    for a in prange(x.shape[0]):
+        rod.node_quaternions(rot, quat, a, a + 1)
+    ne = work.shape[0]
+    blocks = max(1, min(ne, 8))
+    bounds = np.empty(blocks + 1, dtype=np.int64)
+    for b in range(blocks + 1):
+        bounds[b] = b * ne // blocks
+    return rod.assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, np.empty(blocks))
 
 
 # --- independent numpy helpers ----------------------------------------------------------------

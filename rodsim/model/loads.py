@@ -121,11 +121,6 @@ def pack_loads(
     )
 
 
-def no_loads() -> LoadArrays:
-    """An empty load set."""
-    return pack_loads(())
-
-
 @kernel
 def _multiplier(ld, i, t):
     return timefunc.evaluate_packed(

@@ -164,7 +164,7 @@ def _forces_from_resultants(r1, w, qv, s, half, inv_s, psi, k, d, dd, n_mat, m_m
 def _element(x1, x2, r1, q, h, c1, c2, g0, w0):
     """The element's strains, resultants, energy and nodal forces/moments (see
     element_response), from r1 and q = (w, qx, qy, qz) the unit quaternion of F = r1^T r2 with
-    w >= 0. Inlined into element_response and element_forces (unused outputs are dropped).
+    w >= 0. Inlined into element_response and the assembly (unused outputs are dropped).
 
     Everything is evaluated in the frame of node 1: with e_half = exp(psi/2) =
     I + hat qv + hat qv^2/(1 + w), Lambda_m = r1 e_half, so Lambda_m^T d = e_half^T (r1^T d),
@@ -211,14 +211,6 @@ def element_response(x1, x2, r1, r2, h, c1, c2, g0, w0):
         k * qx * qz - qy, k * qy * qz + qx, 1.0 - k * (qx * qx + qy * qy),
     )  # fmt: skip
     return out + (so3.matmul(r1, e_half),)
-
-
-@kernel
-def element_forces(x1, x2, r1, q, h, c1, c2, g0, w0):
-    """(f1, tau1, tau2, energy) of element_response as the assembly evaluates it: from
-    q = relative_quaternion(q1, q2) of the nodal quaternions instead of r2, so that each
-    node's quaternion is extracted once rather than one of r1^T r2 per element."""
-    return _element(x1, x2, r1, q, h, c1, c2, g0, w0)[:4]
 
 
 @kernel
@@ -336,23 +328,6 @@ def assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, block_energ
     for b in range(bounds.shape[0] - 1):
         energy += block_energy[b]
     return energy
-
-
-@kernel(parallel=True)
-def internal_forces_parallel(el, x, rot, f, tau, work):
-    """assemble_forces in parallel, quaternions included (``work`` (E,2,6) scratch); see
-    assemble_forces_parallel. Returns the internal energy."""
-    # a prange of its own: a kernel whose only parallel code is a cached callee does not
-    # start numba's threading layer when it is itself loaded from the cache (segfault)
-    quat = np.empty((x.shape[0], 4))
-    for a in prange(x.shape[0]):
-        node_quaternions(rot, quat, a, a + 1)
-    ne = work.shape[0]
-    blocks = max(1, min(ne, 8))
-    bounds = np.empty(blocks + 1, dtype=np.int64)
-    for b in range(blocks + 1):
-        bounds[b] = b * ne // blocks
-    return assemble_forces_parallel(el, x, rot, quat, f, tau, work, bounds, np.empty(blocks))
 
 
 @kernel

@@ -53,12 +53,6 @@ def _strain_rates(x1, x2, r1, q, h, v1, v2, w1, w2):
 
 
 @kernel
-def strain_rates(x1, x2, r1, r2, h, v1, v2, w1, w2):
-    """_strain_rates for rotation matrices r1, r2 (tuples); for tests and output."""
-    return _strain_rates(x1, x2, r1, so3.quat_from_matrix(so3.matTmul(r1, r2)), h, v1, v2, w1, w2)
-
-
-@kernel
 def damping_forces(el, x, rot, quat, vel, omg, beta, f, tau):
     """Add the forces of objective strain-rate damping, viscous resultants beta C1 Gamma' and
     beta C2 Omega' through the same map as the elastic resultants (a discrete
