@@ -7,7 +7,7 @@ rhoA = 1, rhoI = 10) released under gravity (0, 0, -0.4), explicit order 2, dt =
 elements (0.75 x the stable-step estimate; for 100 elements the soak.py case). The loops:
 
 - ``rodsim run``: the time loop of rodsim.run.execute, which `rodsim run` runs: the solver
-  that rodsim.run.start builds for the case, stepped by rodsim.integrators.dynamics.advance
+  that rodsim.solvers.start builds for the case, stepped by rodsim.integrators.dynamics.advance
   in one compiled call per chunk (execute's chunks last about 0.1 s);
 - ``advance(100)``: sim.advance(100) in a Python loop;
 - ``step()``: sim.step() in a Python loop;
@@ -40,6 +40,7 @@ import numpy as np
 
 import rodsim
 from rodsim import run as runner
+from rodsim import solvers
 from rodsim.integrators import dynamics
 
 CASE = """
@@ -75,7 +76,7 @@ def execute_rate(prep, folder: Path) -> float:
 
 def loops(prep, steps: int) -> dict:
     """name -> a function that runs `steps` steps of that loop."""
-    run = runner.start(prep)  # the solver execute steps, stepped as it steps it
+    run = solvers.start(prep)  # the solver execute steps, stepped as it steps it
 
     def command_line():
         dynamics.advance(run, steps)

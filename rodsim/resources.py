@@ -215,7 +215,7 @@ def case_settings(data: CaseSettings) -> Settings:
     solution when the loads are conservative (rodsim.integrators.equilibrium.conservative):
     no follower load, moment or pressure."""
     s = data.solver
-    kind = "equilibrium" if s.analysis == "equilibrium" else s.scheme
+    kind = s.kind
     return Settings(
         kind,
         s.group,

@@ -8,7 +8,6 @@
 import contextlib
 import dataclasses
 import logging
-import math
 import time as wallclock
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rodsim import estimates, interrupts, output_lock, resources
+from rodsim import estimates, interrupts, output_lock, resources, solvers
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build, case_mesh
 from rodsim.case.settings import FilePart
@@ -27,18 +26,13 @@ from rodsim.errors import (
     ResourceError,
     RodsimError,
 )
-from rodsim.integrators import dynamics, equilibrium, implicit
 from rodsim.integrators.planning import Plan, plan, split_steps
-from rodsim.interrupts import StopRequested
 from rodsim.model.forces import load_totals
-from rodsim.output import dynamic_frame, static_frame
 from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter
 from rodsim.writers.frame import Frame
 from rodsim.writers.vtk import SeriesWriter
 
 log = logging.getLogger(__name__)
-
-CHUNK_SECONDS = 0.1  # wall time per compiled call: progress and stop signals stay responsive
 
 
 @dataclass(frozen=True)
@@ -118,13 +112,7 @@ def summary(prep: Prepared) -> str:
         ),
         _loads_line(prep),
         _masses_line(prep),
-        f"solver    {s.analysis}, "
-        + {
-            "explicit": f"explicit order {s.order}",
-            "implicit": "implicit (Cayley VI)",
-            "equilibrium": "implicit (Cayley VI) with Newton",
-        }[p.kind]
-        + f", group {s.group}"
+        f"solver    {s.analysis}, {solvers.SOLVERS[p.kind].label(s)}, group {s.group}"
         + (", parallel" if p.parallel else ""),
     ]
     if p.kind == "equilibrium":
@@ -218,118 +206,10 @@ def output_paths(case: Case, output=None) -> tuple[Path, Path]:
     return h5, pvd
 
 
-def next_chunk(done: int, seconds: float) -> int:
-    """Steps for the next compiled call: about CHUNK_SECONDS of wall time at the rate of the
-    last call (done steps in seconds), growing at most 4x per call (the first call may
-    include compilation), so that a stop signal is acted on within about a second."""
-    rate = done / max(seconds, 1e-9)
-    return max(1, min(4 * done, int(rate * CHUNK_SECONDS)))
-
-
-def start(prep: Prepared):
-    """The solver of a prepared case at its initial state, as its settings say: a running
-    rodsim.integrators.dynamics.Explicit or implicit.Implicit, or an equilibrium.Equilibrium
-    at load 0 (what the frames below step; rodsim.Simulation steps the same)."""
-    s, p, model = prep.case.settings.solver, prep.plan, prep.setup.model
-    if p.kind == "equilibrium":
-        eq, newton = s.equilibrium, s.newton
-        return equilibrium.start(
-            model,
-            s.group,
-            tol=eq.tol,
-            max_steps=eq.max_steps,
-            max_iter=newton.max_iter,
-            h0=p.dt,
-        )
-    init = prep.case.settings.initial
-    state = dynamics.initial_state(model, init.velocity, init.angular_velocity, init.center)
-    if p.kind == "implicit":
-        newton = s.newton
-        return implicit.start(
-            model,
-            p.dt,
-            group=s.group,
-            state=state,
-            tol=newton.tol,
-            max_iter=newton.max_iter,
-        )
-    return dynamics.start(
-        model,
-        p.dt,
-        order=int(s.order),
-        group=s.group,
-        parallel=p.parallel,
-        state=state,
-        tol=s.rotation_tol,
-    )
-
-
 def frames(prep: Prepared, progress=None, stop=lambda: False):
     """The output frames of a prepared case, as ``rodsim run`` writes them (progress and stop:
     see execute); rodsim.api keeps them in memory."""
-    frames_of = _equilibrium_frames if prep.plan.kind == "equilibrium" else _dynamic_frames
-    return frames_of(prep, progress, stop)
-
-
-def _dynamic_frames(prep: Prepared, progress, stop):
-    """Frames of a dynamic analysis (explicit or implicit), the first at t = 0; on a stop
-    request, the current state as a last, off-schedule frame."""
-    p = prep.plan
-    run = start(prep)
-    step = implicit.advance if p.kind == "implicit" else dynamics.advance
-    yield dynamic_frame(run, p.dt)
-    chunk, written = 1, run.step
-    while run.step < p.n_steps:
-        target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
-        run.max_iterations = 0
-        if p.kind == "implicit":
-            run.residual = 0.0
-        while run.step < target:
-            if stop():
-                if run.step != written:
-                    yield dataclasses.replace(dynamic_frame(run, p.dt), off_schedule=1)
-                return
-            n = min(chunk, target - run.step)
-            started = wallclock.perf_counter()
-            step(run, n)
-            chunk = next_chunk(n, wallclock.perf_counter() - started)
-            if progress:
-                progress(run.time, run.step, p.n_steps)
-        yield dynamic_frame(run, p.dt)
-        written = run.step
-
-
-def _equilibrium_frames(prep: Prepared, progress, stop):
-    """Frames of an equilibrium analysis: the reference at load 0, then one per load step; on
-    a stop request, the current (unconverged) iterate as a last, off-schedule frame at the
-    load multiplier it was heading for, with its residual."""
-    p = prep.plan
-    eq = start(prep)
-    eq.stop = stop
-    yield static_frame(eq.model, eq.x, eq.rot, eq.load)
-    for i in range(1, p.n_steps + 1):
-        load = i / p.n_steps
-        if stop():  # between load steps: the state is the last frame's
-            return
-        try:
-            step = equilibrium.solve_load_step(eq, load)
-        except StopRequested:
-            residual = equilibrium.static_residual(eq, load)[0]
-            now = equilibrium.LoadStep(load, 0, 0, residual, math.nan, ())
-            yield dataclasses.replace(
-                static_frame(eq.model, eq.x, eq.rot, load, now), off_schedule=1
-            )
-            return
-        log.info(
-            "load %.6g: %d Newton iterations, %d pseudo steps, residual %.3g",
-            step.load,
-            step.iterations,
-            step.pseudo_steps,
-            step.residual,
-        )
-        if progress:
-            progress(step.load, i, p.n_steps)
-        yield static_frame(eq.model, eq.x, eq.rot, eq.load, step)
+    return solvers.SOLVERS[prep.plan.kind].frames(prep, progress, stop)
 
 
 def warm_up(prep: Prepared) -> None:
@@ -337,9 +217,8 @@ def warm_up(prep: Prepared) -> None:
     load step in equilibrium; a load step that does not converge is no matter here)."""
     p = prep.plan
     short = dataclasses.replace(prep, plan=dataclasses.replace(p, n_steps=1, steps_per_frame=1))
-    frames_of = _equilibrium_frames if p.kind == "equilibrium" else _dynamic_frames
     with contextlib.suppress(NumericalError):
-        for _ in frames_of(short, None, lambda: False):
+        for _ in frames(short):
             pass
 
 

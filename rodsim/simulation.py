@@ -1,6 +1,6 @@
 """Stepping a case from Python: rodsim.Simulation (docs/python.md).
 
-A Simulation holds the solver that ``rodsim run`` builds for the case (rodsim.run.start) and
+A Simulation holds the solver that ``rodsim run`` builds for the case (rodsim.solvers.start) and
 steps it the same way, so that its frames equal the results file's bit for bit; between
 steps, Python reads the state and changes loads and prescribed motions (rodsim.controls).
 The steps themselves stay in compiled code: ``advance(n)`` is one compiled call of n steps.
@@ -12,12 +12,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rodsim import controls
+from rodsim import controls, solvers
 from rodsim import run as runner
 from rodsim.api import prepare
 from rodsim.errors import CaseError
-from rodsim.integrators import dynamics, equilibrium, implicit
-from rodsim.model import forces
+from rodsim.integrators import equilibrium
 from rodsim.output import dynamic_frame, static_frame
 from rodsim.results import Results, from_frames
 from rodsim.writers.frame import Frame
@@ -66,7 +65,7 @@ class Simulation:
         prep = prepare(case, overrides, max_memory=max_memory)
         self.prepared = prep = _own_controls(prep)
         self.kind = prep.plan.kind
-        self._solver = runner.start(prep)
+        self._solver = solvers.start(prep)
         self._stale = False  # loads changed since the forces were computed
         self._last = None  # equilibrium: the LoadStep that reached the state
         self._solved = 0  # equilibrium: load steps solved
@@ -154,15 +153,7 @@ class Simulation:
         starts from (explicit), the energies, the stability test (equilibrium)."""
         if not self._stale:
             return
-        s = self._solver
-        if self.kind == "explicit":
-            dynamics.refresh_forces(s)
-        elif self.kind == "implicit":
-            s.internal, s.external = forces.energies(
-                self.model.terms, s.state.x, s.state.rot, s.time
-            )
-        else:
-            s.check_stability = equilibrium.conservative(self.model.loads)
+        solvers.SOLVERS[self.kind].refresh(self._solver, self.model)
         self._stale = False
 
     # --- stepping ----------------------------------------------------------------------------
@@ -181,10 +172,7 @@ class Simulation:
         if n < 0:
             raise ValueError(f"n must be >= 0, got {n}")
         self._sync()
-        if self.kind == "explicit":
-            dynamics.advance(self._solver, n)
-        else:
-            implicit.advance(self._solver, n)
+        solvers.SOLVERS[self.kind].advance(self._solver, n)
 
     def advance_to(self, t: float) -> int:
         """Advance to the step nearest time t (not before now); returns the steps taken."""

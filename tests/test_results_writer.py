@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from test_results_format import random_frame, random_mesh
 
-from rodsim import results_writer, run
+from rodsim import results_writer, run, solvers
 from rodsim.errors import ResourceError
 from rodsim.results_format import frame_count, open_results, read_frame, run_status
 from rodsim.results_writer import COMPLETE, FAILED, ResultsWriter, previous_path
@@ -198,10 +198,10 @@ def test_a_second_signal_waits_for_the_frame_being_written():
 
 
 def test_chunks_of_steps_last_about_a_tenth_of_a_second():
-    assert run.next_chunk(1, 30.0) == 1  # the first call compiled: stay small
-    assert run.next_chunk(10, 1e-4) == 40  # fast: grow by at most 4x per call
-    assert run.next_chunk(1000, 0.5) == int(1000 / 0.5 * run.CHUNK_SECONDS)  # slow: shrink
-    assert run.next_chunk(1, 5.0) == 1
+    assert solvers.next_chunk(1, 30.0) == 1  # the first call compiled: stay small
+    assert solvers.next_chunk(10, 1e-4) == 40  # fast: grow by at most 4x per call
+    assert solvers.next_chunk(1000, 0.5) == int(1000 / 0.5 * solvers.CHUNK_SECONDS)  # slow: shrink
+    assert solvers.next_chunk(1, 5.0) == 1
 
 
 def test_an_equilibrium_stopped_mid_load_step_ends_with_its_iterate(tmp_path):
@@ -213,7 +213,7 @@ def test_an_equilibrium_stopped_mid_load_step_ends_with_its_iterate(tmp_path):
         asked[0] += 1
         return asked[0] > 3
 
-    out = list(run._equilibrium_frames(prep, None, stop))
+    out = list(solvers.SOLVERS["equilibrium"].frames(prep, None, stop))
     assert [fr.off_schedule for fr in out] == [0, 1]
     last = out[-1]
     assert last.time == 0.5  # the load multiplier the step was heading for

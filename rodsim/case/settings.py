@@ -249,6 +249,12 @@ class Solver:
     def static(self) -> bool:
         return self.analysis == "equilibrium"
 
+    @property
+    def kind(self) -> str:
+        """The solver that runs the case (rodsim.solvers.SOLVERS): the scheme of a dynamic
+        analysis, or equilibrium."""
+        return "equilibrium" if self.static else self.scheme
+
 
 @dataclass(frozen=True)
 class Output:

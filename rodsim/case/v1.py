@@ -39,10 +39,26 @@ from rodsim.case.schema import (
     show,
 )
 from rodsim.case.sections import SECTION
+from rodsim.registry import Registry
 
 __all__ = ["CASE", "DOFS", "declared_units"]
 
 # --- solver and output --------------------------------------------------------------------------
+
+
+# the analyses and the schemes of a dynamic one; each (analysis, scheme) is run by the solver
+# rodsim.solvers.SOLVERS[settings.Solver.kind]
+ANALYSES = Registry(
+    "analysis",
+    {"dynamic": "time integration by `scheme`", "equilibrium": "static equilibrium"},
+)
+SCHEMES = Registry(
+    "scheme",
+    {
+        "explicit": "Lie-group partitioned Runge-Kutta",
+        "implicit": "Cayley variational integrator",
+    },
+)
 
 
 def _step_count(data, path: Path):
@@ -67,12 +83,15 @@ _step_count.__doc__ = "t_end is given for analysis: dynamic, and t_end / dt is f
 SOLVER = Record(
     (
         Field(
-            "analysis", Text(choices=("dynamic", "equilibrium")), "analysis type", default="dynamic"
+            "analysis",
+            Text(choices=ANALYSES.names()),
+            "; ".join(f"{k}: {v}" for k, v in ANALYSES),
+            default="dynamic",
         ),
         Field(
             "scheme",
-            Text(choices=("explicit", "implicit")),
-            "explicit: Lie-group partitioned Runge-Kutta; implicit: Cayley variational integrator",
+            Text(choices=SCHEMES.names()),
+            "; ".join(f"{k}: {v}" for k, v in SCHEMES),
             default="explicit",
         ),
         Field(

@@ -57,13 +57,13 @@ def plan(case, model, n_elements: int) -> Plan:
             "stable-step estimate is not a number)",
             key="sections",
         )
-    if s.analysis == "equilibrium":
+    if s.static:
         h0 = s.dt if s.dt != "auto" else 10.0 * stable if math.isfinite(stable) else 1.0
         n = int(s.equilibrium.load_steps)
         _check_cayley_steps(
             model, np.linspace(0.0, 1.0, n + 1), "load step", "solver.equilibrium.load_steps"
         )
-        return Plan(float(h0), n, 1, float(stable), False, "equilibrium", 1.0)
+        return Plan(float(h0), n, 1, float(stable), False, s.kind, 1.0)
     t_end = s.t_end
     implicit = s.scheme == "implicit"
     interval = out.interval
@@ -124,7 +124,6 @@ def plan(case, model, n_elements: int) -> Plan:
         parallel = n_elements >= PARALLEL_FROM and numba.config.NUMBA_NUM_THREADS > 1
     else:
         parallel = bool(s.parallel)
-    kind = "implicit" if implicit else "explicit"
     if implicit:
         _check_cayley_steps(model, np.arange(n_steps + 1) * dt, "time step", "solver.dt")
     return Plan(
@@ -133,7 +132,7 @@ def plan(case, model, n_elements: int) -> Plan:
         int(min(per, n_steps)),
         float(stable),
         parallel and not implicit,
-        kind,
+        s.kind,
         float(t_end),
     )
 

@@ -1,0 +1,197 @@
+"""The solvers a case can run, by their kind (rodsim.integrators.planning.Plan.kind: explicit,
+implicit or equilibrium): how each starts from a prepared case, steps, writes its frames and
+takes a change of loads. rodsim.run, rodsim.Simulation and rodsim.api go through SOLVERS,
+so a new solver is one entry here (and its names in the case schema, rodsim.case.v1)."""
+
+import dataclasses
+import logging
+import math
+import time as wallclock
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from rodsim.integrators import dynamics, equilibrium, implicit
+from rodsim.interrupts import StopRequested
+from rodsim.model import forces
+from rodsim.output import dynamic_frame, static_frame
+from rodsim.registry import Registry
+
+log = logging.getLogger(__name__)
+
+CHUNK_SECONDS = 0.1  # wall time per compiled call: progress and stop signals stay responsive
+
+
+def next_chunk(done: int, seconds: float) -> int:
+    """Steps for the next compiled call: about CHUNK_SECONDS of wall time at the rate of the
+    last call (done steps in seconds), growing at most 4x per call (the first call may
+    include compilation), so that a stop signal is acted on within about a second."""
+    rate = done / max(seconds, 1e-9)
+    return max(1, min(4 * done, int(rate * CHUNK_SECONDS)))
+
+
+def _start_equilibrium(prep):
+    """An equilibrium.Equilibrium at load 0."""
+    s = prep.case.settings.solver
+    return equilibrium.start(
+        prep.setup.model,
+        s.group,
+        tol=s.equilibrium.tol,
+        max_steps=s.equilibrium.max_steps,
+        max_iter=s.newton.max_iter,
+        h0=prep.plan.dt,
+    )
+
+
+def _initial_state(prep):
+    init = prep.case.settings.initial
+    return dynamics.initial_state(
+        prep.setup.model, init.velocity, init.angular_velocity, init.center
+    )
+
+
+def _start_implicit(prep):
+    """A running implicit.Implicit at the initial state."""
+    s = prep.case.settings.solver
+    return implicit.start(
+        prep.setup.model,
+        prep.plan.dt,
+        group=s.group,
+        state=_initial_state(prep),
+        tol=s.newton.tol,
+        max_iter=s.newton.max_iter,
+    )
+
+
+def _start_explicit(prep):
+    """A running dynamics.Explicit at the initial state."""
+    s = prep.case.settings.solver
+    return dynamics.start(
+        prep.setup.model,
+        prep.plan.dt,
+        order=int(s.order),
+        group=s.group,
+        parallel=prep.plan.parallel,
+        state=_initial_state(prep),
+        tol=s.rotation_tol,
+    )
+
+
+def _dynamic_frames(prep, progress, stop):
+    """Frames of a dynamic analysis (explicit or implicit), the first at t = 0; on a stop
+    request, the current state as a last, off-schedule frame."""
+    p = prep.plan
+    kind = SOLVERS[p.kind]
+    run = kind.start(prep)
+    yield dynamic_frame(run, p.dt)
+    chunk, written = 1, run.step
+    while run.step < p.n_steps:
+        target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
+        run.max_iterations = 0
+        if p.kind == "implicit":
+            run.residual = 0.0
+        while run.step < target:
+            if stop():
+                if run.step != written:
+                    yield dataclasses.replace(dynamic_frame(run, p.dt), off_schedule=1)
+                return
+            n = min(chunk, target - run.step)
+            started = wallclock.perf_counter()
+            kind.advance(run, n)
+            chunk = next_chunk(n, wallclock.perf_counter() - started)
+            if progress:
+                progress(run.time, run.step, p.n_steps)
+        yield dynamic_frame(run, p.dt)
+        written = run.step
+
+
+def _equilibrium_frames(prep, progress, stop):
+    """Frames of an equilibrium analysis: the reference at load 0, then one per load step; on
+    a stop request, the current (unconverged) iterate as a last, off-schedule frame at the
+    load multiplier it was heading for, with its residual."""
+    p = prep.plan
+    eq = _start_equilibrium(prep)
+    eq.stop = stop
+    yield static_frame(eq.model, eq.x, eq.rot, eq.load)
+    for i in range(1, p.n_steps + 1):
+        load = i / p.n_steps
+        if stop():  # between load steps: the state is the last frame's
+            return
+        try:
+            step = equilibrium.solve_load_step(eq, load)
+        except StopRequested:
+            residual = equilibrium.static_residual(eq, load)[0]
+            now = equilibrium.LoadStep(load, 0, 0, residual, math.nan, ())
+            yield dataclasses.replace(
+                static_frame(eq.model, eq.x, eq.rot, load, now), off_schedule=1
+            )
+            return
+        log.info(
+            "load %.6g: %d Newton iterations, %d pseudo steps, residual %.3g",
+            step.load,
+            step.iterations,
+            step.pseudo_steps,
+            step.residual,
+        )
+        if progress:
+            progress(step.load, i, p.n_steps)
+        yield static_frame(eq.model, eq.x, eq.rot, eq.load, step)
+
+
+def _refresh_explicit(run, model) -> None:
+    dynamics.refresh_forces(run)
+
+
+def _refresh_implicit(run, model) -> None:
+    run.internal, run.external = forces.energies(model.terms, run.state.x, run.state.rot, run.time)
+
+
+def _refresh_equilibrium(run, model) -> None:
+    run.check_stability = equilibrium.conservative(model.loads)
+
+
+class SolverKind(NamedTuple):
+    """label(solver settings): the summary's words for it; start(prepared case): the solver
+    at the initial state; frames(prepared, progress, stop): the output frames of a run;
+    advance(solver, n): n time steps (None: no time steps, equilibrium); refresh(solver,
+    model): bring what depends on the loads up to date after they were changed."""
+
+    label: Callable[[Any], str]
+    start: Callable
+    frames: Callable
+    advance: Callable | None
+    refresh: Callable
+
+
+SOLVERS = Registry(
+    "solver",
+    {
+        "explicit": SolverKind(
+            lambda s: f"explicit order {s.order}",
+            _start_explicit,
+            _dynamic_frames,
+            dynamics.advance,
+            _refresh_explicit,
+        ),
+        "implicit": SolverKind(
+            lambda s: "implicit (Cayley VI)",
+            _start_implicit,
+            _dynamic_frames,
+            implicit.advance,
+            _refresh_implicit,
+        ),
+        "equilibrium": SolverKind(
+            lambda s: "implicit (Cayley VI) with Newton",
+            _start_equilibrium,
+            _equilibrium_frames,
+            None,
+            _refresh_equilibrium,
+        ),
+    },
+)
+
+
+def start(prep):
+    """The solver of a prepared case at its initial state, as its settings say: a running
+    dynamics.Explicit or implicit.Implicit, or an equilibrium.Equilibrium at load 0 (what
+    rodsim run's frames step; rodsim.Simulation steps the same)."""
+    return SOLVERS[prep.plan.kind].start(prep)
