@@ -308,7 +308,7 @@ def info(results):
 def export(results, fmt, folder):
     """Write the ParaView series of an existing results file."""
     from rodsim.post.export import export_vtk
-    from rodsim.results_format import incomplete_warning
+    from rodsim.results_reader import incomplete_warning
 
     warning = incomplete_warning(results)
     if warning:
@@ -326,7 +326,7 @@ def plot(results, what, output):
     """Plot time histories: energy, momentum, or QUANTITY@SET (e.g. displacement@beam.end,
     displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all)."""
     from rodsim.post.plots import plot_results
-    from rodsim.results_format import incomplete_warning
+    from rodsim.results_reader import incomplete_warning
 
     warning = incomplete_warning(results)
     if warning:

@@ -13,12 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rodsim.results_format import (
-    FRAME_DATASETS,
-    MESH_DATASETS,
-    SETS,
+from rodsim.results_format import FRAME_DATASETS, MESH_DATASETS, SETS, concrete_shape
+from rodsim.results_reader import (
     RunStatus,
-    concrete_shape,
     frame_count,
     layout_version,
     open_results,
@@ -68,7 +65,7 @@ class Results:
     plate_shear (F,P,2). Per frame (F,): time (equilibrium: the load multiplier), kinetic,
     internal, external, total energies, dt, iterations, residual, off_schedule (int);
     total_linear, total_angular (F,3) momenta. mesh: the ResultsMesh; title, case (the case
-    text), overrides (the --set assignments); path and status (rodsim.results_format.
+    text), overrides (the --set assignments); path and status (rodsim.results_reader.
     RunStatus) for results read from a file, None for results kept in memory."""
 
     mesh: ResultsMesh

@@ -12,7 +12,7 @@ from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh
 from rodsim.post.export import export_vtk
 from rodsim.post.plots import plot_results
-from rodsim.results_format import open_results, read_frame
+from rodsim.results_reader import open_results, read_frame
 from rodsim.results_writer import ResultsWriter
 from rodsim.writers.frame import Frame
 from rodsim.writers.vtk import SeriesWriter, read_pvd

@@ -15,13 +15,10 @@ from rodsim.cli import main
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh
 from rodsim.post.summary import describe
-from rodsim.results_format import (
-    DATASETS,
-    FRAME_DATASETS,
-    SETS,
+from rodsim.results_format import DATASETS, FRAME_DATASETS, SETS, markdown_table
+from rodsim.results_reader import (
     frame_count,
     layout_version,
-    markdown_table,
     open_results,
     quaternion_matrices,
     read_frame,

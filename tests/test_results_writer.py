@@ -15,7 +15,7 @@ from test_results_format import random_frame, random_mesh
 
 from rodsim import results_writer, run, solvers
 from rodsim.errors import ResourceError
-from rodsim.results_format import frame_count, open_results, read_frame, run_status
+from rodsim.results_reader import frame_count, open_results, read_frame, run_status
 from rodsim.results_writer import COMPLETE, FAILED, ResultsWriter, previous_path
 from rodsim.writers import vtk
 from rodsim.writers.vtk import SeriesWriter, read_pvd
@@ -222,7 +222,7 @@ def test_an_equilibrium_stopped_mid_load_step_ends_with_its_iterate(tmp_path):
 
 
 def test_the_status_line_says_off_schedule_only_when_the_last_frame_is():
-    from rodsim.results_format import RunStatus
+    from rodsim.results_reader import RunStatus
 
     stopped_on_a_frame = RunStatus("interrupted", "SIGTERM", 10.0, 5.0, False)
     assert stopped_on_a_frame.text() == "interrupted by SIGTERM: last frame t = 5 of 10"

@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 import pytest
 
-from rodsim.results_format import frame_count, open_results, read_frame, run_status
+from rodsim.results_reader import frame_count, open_results, read_frame, run_status
 from rodsim.writers.vtk import read_pvd
 
 CASE = """\

@@ -37,8 +37,8 @@ class Mesh:
     tuple as the rods'); plate_part (P,) int64 into part_names; plate_frames (P,4,3,3) the
     plate's reference frame at each corner (d1, d2 tangent, d3 the cell normal). ``frames``
     of a node shared by rods and plates is the rod's; the model then gives every plate node
-    the plates' frame (rodsim.case.model.plate_node_frames: d3 the mean normal) and the rods
-    keep their section frames through end offsets. Rod-only meshes have P = 0."""
+    the plates' frame (rodsim.mesh.plate_geometry.plate_node_frames: d3 the mean normal) and
+    the rods keep their section frames through end offsets. Rod-only meshes have P = 0."""
 
     points: np.ndarray
     frames: np.ndarray

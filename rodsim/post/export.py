@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rodsim.results_format import frame_count, open_results, read_frame
+from rodsim.results_reader import frame_count, open_results, read_frame
 from rodsim.writers.vtk import SeriesWriter
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from rodsim.case import units
 from rodsim.errors import CaseError
-from rodsim.results_format import frame_count, open_results
+from rodsim.results_reader import frame_count, open_results
 
 NODAL = (
     "position",

@@ -5,7 +5,7 @@ import numpy as np
 
 from rodsim.case import units
 from rodsim.output_lock import holder
-from rodsim.results_format import frame_count, layout_version, open_results, run_status
+from rodsim.results_reader import frame_count, layout_version, open_results, run_status
 
 
 def describe(path) -> str:

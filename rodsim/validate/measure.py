@@ -17,7 +17,7 @@ positive magnitude). For ``analysis: equilibrium`` the time is the load multipli
 import numpy as np
 
 from rodsim.errors import CaseError
-from rodsim.results_format import frame_count, open_results, quaternion_matrices
+from rodsim.results_reader import frame_count, open_results, quaternion_matrices
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2}
 _ENERGIES = ("total", "kinetic", "internal", "external")

@@ -1,0 +1,218 @@
+"""Reading results files (docs/results.md): one adapter per major layout (rodsim.results_format
+holds the dataset table and the versioning rules), frames as rodsim.writers.frame.Frame, and
+the run status a file records."""
+
+import dataclasses
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+import h5py
+import numpy as np
+
+from rodsim.errors import CaseError
+from rodsim.results_format import DATASETS, FRAME_DATASETS, Dataset, concrete_shape
+from rodsim.writers.frame import Frame
+
+
+class Adapter(NamedTuple):
+    """How rodsim reads one major layout: the required datasets a file lacks, its number of
+    complete frames, and frame k as a Frame (directors from mesh/frames if given)."""
+
+    missing: Callable[[h5py.File], list]
+    count: Callable[[h5py.File], int]
+    read: Callable[..., Frame]
+
+
+def quaternion_matrices(q: np.ndarray) -> np.ndarray:
+    """(..., 4) unit quaternions (w, x, y, z) -> (..., 3, 3) rotation matrices."""
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
+
+
+def missing_v1(f: h5py.File) -> list:
+    return [d.container for d in DATASETS if not d.may_be_absent and d.container not in f]
+
+
+def count_v1(f: h5py.File) -> int:
+    """Frames every known per-frame dataset holds completely (a kill during a flush can leave
+    the newest frame in some of them only); datasets of a newer minor version do not count."""
+    lengths = [f[d.path].shape[0] for d in FRAME_DATASETS if d.path in f]
+    return min(lengths) if lengths else 0
+
+
+# Frame fields that default to None read as None when their dataset is absent; the others
+# (the rod fields) as arrays with no rows, as a model without rod elements has. energy/total
+# is no field: Frame derives it from the three energies.
+_FRAME_DEFAULTS = {x.name: x.default for x in dataclasses.fields(Frame)}
+
+
+def _absent(d: Dataset):
+    default = _FRAME_DEFAULTS[d.source]
+    if default is not dataclasses.MISSING:
+        return default
+    return np.zeros(concrete_shape(d.shape, {"N": 0, "E": 0, "P": 0}))
+
+
+def _value_v1(f: h5py.File, d: Dataset, k: int):
+    if d.may_be_absent and d.path not in f:
+        return _absent(d)
+    value = f[d.path][k]
+    if d.shape == ():
+        return float(value) if d.dtype == "f8" else int(value)
+    return value
+
+
+def read_v1(f: h5py.File, k: int, frames0=None) -> Frame:
+    values = {d.source: _value_v1(f, d, k) for d in FRAME_DATASETS if d.source in _FRAME_DEFAULTS}
+    frames0 = f["mesh/frames"][()] if frames0 is None else frames0
+    return Frame(directors=quaternion_matrices(values["rotation"]) @ frames0, **values)
+
+
+ADAPTERS = {1: Adapter(missing_v1, count_v1, read_v1)}
+
+
+def layout_version(f: h5py.File) -> tuple[int, int]:
+    """(layout, layout_minor); files from before layout_minor existed are minor 0."""
+    return int(f.attrs["layout"]), int(f.attrs.get("layout_minor", 0))
+
+
+def _adapter(f: h5py.File) -> Adapter:
+    return ADAPTERS[int(f.attrs["layout"])]
+
+
+def _check(f: h5py.File, path: Path) -> None:
+    """CaseError unless f is a results file of a layout this rodsim reads."""
+    layout, minor = f.attrs.get("layout"), f.attrs.get("layout_minor", 0)
+    if not isinstance(layout, (int, np.integer)) or not isinstance(minor, (int, np.integer)):
+        raise CaseError("not a rodsim results file (no integer layout attribute)", file=str(path))
+    if int(layout) not in ADAPTERS:
+        supported = ", ".join(str(v) for v in sorted(ADAPTERS))
+        raise CaseError(
+            f"results layout {layout} is not supported: this version of rodsim "
+            f"reads layout {supported}; read it with a newer rodsim",
+            file=str(path),
+        )
+    missing = ADAPTERS[int(layout)].missing(f)
+    if missing:
+        raise CaseError(
+            f"not a complete results file of layout {layout}: missing " + ", ".join(missing),
+            file=str(path),
+        )
+
+
+@contextmanager
+def open_results(path):
+    """Open a results file read-only; CaseError if it is missing, not a rodsim file or of a
+    layout this version cannot read."""
+    path = Path(path)
+    if not path.exists():
+        raise CaseError("no such results file", file=str(path))
+    try:
+        f = h5py.File(path, "r", locking=False)  # readable while a run writes it
+    except OSError as exc:
+        raise CaseError(f"not a readable HDF5 file ({exc})", file=str(path)) from None
+    try:
+        _check(f, path)
+        yield f
+    finally:
+        f.close()
+
+
+def frame_count(f: h5py.File) -> int:
+    """Frames every per-frame dataset holds completely. A run killed while flushing a frame
+    can leave that frame in some datasets only (HDF5 writes their metadata one by one), so
+    rodsim's readers use the shortest length."""
+    return _adapter(f).count(f)
+
+
+def read_frame(f: h5py.File, k: int, frames0=None) -> Frame:
+    """Frame k of a file opened by open_results (directors rebuilt from rotation and
+    mesh/frames; pass frames0 = mesh/frames when reading many frames)."""
+    return _adapter(f).read(f, k, frames0)
+
+
+# --- run status ---------------------------------------------------------------------------
+
+
+class RunStatus(NamedTuple):
+    """What a results file says about the run that wrote it (layout 1.2; older files:
+    state "unknown"). state: running (also a run killed without a chance to say so),
+    complete, interrupted, failed or unknown; detail: the signal, or the error class and
+    message; end_requested: t_end (equilibrium: load multiplier 1); last_time: the time of
+    the last complete frame (None: no frame)."""
+
+    state: str
+    detail: str
+    end_requested: float
+    last_time: float | None
+    off_schedule: bool = False  # the last frame was written off the schedule (at a stop)
+    host: str = ""
+    pid: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.state in ("complete", "unknown")
+
+    def text(self, holder: dict | None = None) -> str:
+        """One line; holder: the output lock's content, which tells a live run from a
+        killed one."""
+        last = "no frame" if self.last_time is None else f"last frame t = {self.last_time:.6g}"
+        of = f" of {self.end_requested:.6g}" if np.isfinite(self.end_requested) else ""
+        if self.state == "complete":
+            return "complete"
+        if self.state == "interrupted":
+            return f"interrupted by {self.detail}: {last}{of}" + (
+                " (off-schedule)" if self.off_schedule else ""
+            )
+        if self.state == "failed":
+            return f"failed ({self.detail}): {last}{of}"
+        if self.state == "running":
+            ours = holder and (holder.get("host"), holder.get("pid")) == (self.host, self.pid)
+            if ours and holder.get("alive"):
+                return f"running (pid {holder.get('pid')} on {holder.get('host')}): {last}{of}"
+            return f"incomplete: still running or killed, {last}{of}"
+        return "unknown (written before rodsim recorded the run status)"
+
+
+def _text_attr(f: h5py.File, name: str) -> str:
+    value = f.attrs.get(name, "")
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def run_status(f: h5py.File) -> RunStatus:
+    """The run status of a file opened by open_results."""
+    n = frame_count(f)
+    last = float(f["time"][n - 1]) if n else None
+    if "status" not in f.attrs:
+        return RunStatus("unknown", "", float("nan"), last)
+    flag = "solver/off_schedule"
+    off = bool(n and flag in f and f[flag].shape[0] >= n and f[flag][n - 1])
+    return RunStatus(
+        _text_attr(f, "status"),
+        _text_attr(f, "status_detail"),
+        float(f.attrs.get("end_requested", float("nan"))),
+        last,
+        off,
+        _text_attr(f, "host"),
+        int(f.attrs.get("pid", 0)),
+    )
+
+
+def incomplete_warning(path) -> str | None:
+    """ "warning: ..." for a results file whose run did not complete, else None."""
+    from rodsim.output_lock import holder
+
+    with open_results(path) as f:
+        status = run_status(f)
+    if status.complete:
+        return None
+    return f"warning: {path} holds an incomplete run: {status.text(holder(path))}"
