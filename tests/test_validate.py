@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from rodsim.cli import main
 from rodsim.errors import CaseError
 from rodsim.validate import compare, spec_reference, theory
+from rodsim.validate.loading import load_benchmark
 from rodsim.validate.runner import run_benchmark
-from rodsim.validate.spec import load_benchmark
 from rodsim.validate.suite import default_root, select
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The typed benchmark: what rodsim.validate.spec builds from a checked ``benchmark.yaml``
+"""The typed benchmark: what rodsim.validate.loading builds from a checked ``benchmark.yaml``
 and its ``reference.json``, and what the runner, the comparison and the report read.
 
 Frozen dataclasses; every name of the files (a value, a curve, a run) is resolved here into

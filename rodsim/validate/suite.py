@@ -4,7 +4,7 @@ from pathlib import Path
 
 from rodsim.errors import CaseError
 from rodsim.validate.benchmark import Benchmark
-from rodsim.validate.spec import discover, load_benchmark
+from rodsim.validate.loading import discover, load_benchmark
 
 
 def default_root() -> Path:
