@@ -186,7 +186,7 @@ FILE_PART = Record(
 )
 
 
-class Sizes(NamedTuple):
+class PartSizes(NamedTuple):
     """What a part generates: nodes, rod elements, plates, and the plate band width (the
     smaller side + 1; 0 without plates); None for a mesh file (not known before reading)."""
 
@@ -199,23 +199,23 @@ class Sizes(NamedTuple):
 class PartKind(NamedTuple):
     """node: its schema Record (into: its settings class); nested: written as
     ``{kind: {...}}`` (else the kind is a key of the mapping, like ``file:``); build: its mesh
-    builder (rodsim.mesh.parts); sizes: part -> Sizes, or None where unknown before meshing."""
+    builder (rodsim.mesh.parts); sizes: part -> PartSizes, or None where unknown before meshing."""
 
     node: Record
     nested: bool
     doc: str
     build: Callable
-    sizes: Callable[[Any], Sizes | None]
+    sizes: Callable[[Any], PartSizes | None]
 
 
-def _line_sizes(part) -> Sizes:
+def _line_sizes(part) -> PartSizes:
     closed = isinstance(part, settings.ArcPart) and part.closed
-    return Sizes(part.elements + (0 if closed else 1), part.elements, 0, 0)
+    return PartSizes(part.elements + (0 if closed else 1), part.elements, 0, 0)
 
 
-def _rectangle_sizes(part: settings.RectanglePart) -> Sizes:
+def _rectangle_sizes(part: settings.RectanglePart) -> PartSizes:
     n1, n2 = part.elements
-    return Sizes((n1 + 1) * (n2 + 1), 0, n1 * n2, min(n1, n2) + 1)
+    return PartSizes((n1 + 1) * (n2 + 1), 0, n1 * n2, min(n1, n2) + 1)
 
 
 PART_KINDS = Registry(
