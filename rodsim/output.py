@@ -12,6 +12,7 @@ from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.lie.arrays import relative_quaternions
 from rodsim.model import forces
 from rodsim.model.prescribed import prescribed_velocities
+from rodsim.model.stress import stress_fields
 from rodsim.writers.frame import Frame
 
 
@@ -24,6 +25,15 @@ def _rotations(model, rot) -> np.ndarray:
     quat = np.empty((model.n_nodes, 4))
     relative_quaternions(rot, model.rot0, quat)
     return quat
+
+
+def _fields(model, x, rot, with_energy: bool = False) -> dict:
+    """The element fields of a state: resultants (rodsim.model.forces.fields) and the stresses
+    recovered from them (rodsim.model.stress), when the model has stress tables."""
+    out = forces.fields(model.terms, x, rot, with_energy)
+    if model.stress is not None:
+        out.update(stress_fields(model.stress, out))
+    return out
 
 
 def dynamic_frame(run, dt: float) -> Frame:
@@ -54,7 +64,7 @@ def dynamic_frame(run, dt: float) -> Frame:
         dt=dt,
         iterations=float(run.max_iterations),
         residual=getattr(run, "residual", math.nan),
-        **forces.fields(model.terms, st.x, st.rot),
+        **_fields(model, st.x, st.rot),
         **_reactions(model, st.x, st.rot, run.time, vel, omega),
     )
 
@@ -63,7 +73,7 @@ def static_frame(model, x, rot, load: float, step=None) -> Frame:
     """The Frame of an equilibrium state at load multiplier `load` (time = load, at rest);
     step: the rodsim.integrators.equilibrium.LoadStep that reached it (None: the reference)."""
     zeros = np.zeros((model.n_nodes, 3))
-    out = forces.fields(model.terms, x, rot, with_energy=True)
+    out = _fields(model, x, rot, with_energy=True)
     internal = out.pop("energy")
     external = forces.external_potential(model.terms, x, rot, load)
     return Frame(

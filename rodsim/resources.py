@@ -40,6 +40,7 @@ from typing import NamedTuple
 from rodsim.case import parts
 from rodsim.case.settings import CaseSettings, NodeLoad
 from rodsim.errors import ResourceError
+from rodsim.model.shapes import recovery_points
 
 MiB = 1024**2
 
@@ -70,7 +71,9 @@ MESH = Items(24 + 72 + 8, 16 + 144 + 8 + 8, 32 + 288 + 8 + 8)
 # the PlateElements fields (rodsim.model.plate_kernels): n_nodes_el 8, basis 48, xref 64,
 # dn 320, shape 160, weight 32, dnn 256, shear_map 320, eps0 120, kappa0 120, g0 32, w0 32,
 # a_mat 72, d_mat 72, s_mat 32, kd 32, k_drill, thickness, area, rho 8 each.
-MODEL = Items(8 + 72 + 6 + 8, 8 + 96 + 16 + 144 + 64 + 8 + 8 + 24, 1752)
+# The stress tables (rodsim.model.stress): the section of each element 8, the thickness and
+# allowable stress of each plate 16.
+MODEL = Items(8 + 72 + 6 + 8, 8 + 96 + 16 + 144 + 64 + 8 + 8 + 24 + 8, 1752 + 16)
 
 # Explicit scheme (rodsim.integrators.dynamics): StateArrays x 24, rot 72, p, pi, f, tau 96
 # per node; Workspace iters 8, lin (N,6,7) 336, quat 32, vel, omg 48 per node and elem
@@ -114,8 +117,14 @@ LU_EXPONENT = 1.43
 # One output Frame (rodsim.output): position, velocity, angular_velocity, linear and angular
 # momentum, reaction force and moment (N,3) 168, rotation (N,4) 32, directors (N,3,3) 72 per
 # node; force, moment, strain, curvature (E,3) 96 per element; plate membrane, bending (P,3)
-# and shear (P,2) 64 per plate. While the next frame is computed the last one is still held.
-FRAME = Items(168 + 32 + 72, 96, 64)
+# and shear (P,2) 64 + their stresses (P,3,5), von Mises (P,3), largest and utilisation 160
+# per plate. While the next frame is computed the last one is still held.
+FRAME = Items(168 + 32 + 72, 96, 64 + 160)
+# Rod stresses (rodsim.model.stress), with sections that have a shape: the largest von Mises
+# stress and the utilisation 16 per element; with output.stresses: points, the stress (R,3)
+# and von Mises stress (R,) at each of the R recovery points, 32 R per element.
+ROD_STRESS = 16
+POINT_STRESS = 32
 # Computing a frame: the reactions' forces, moments and quaternions 80 per node, the element
 # fields' strains and curvatures 48 per element.
 FRAME_WORK = Items(80, 48, 0)
@@ -147,12 +156,16 @@ class Sizes:
 class Settings:
     """kind: explicit | implicit | equilibrium; group: SO3xR3 | SE3; damped: strain-rate
     damping (beta > 0); stability: equilibrium checks the stability of each solution
-    (conservative loads) with a banded Cholesky."""
+    (conservative loads) with a banded Cholesky; stresses: rod sections have shapes (their
+    stresses are recovered); points: the recovery points kept per element (0: only the
+    largest stress)."""
 
     kind: str
     group: str = "SO3xR3"
     damped: bool = False
     stability: bool = False
+    stresses: bool = False
+    points: int = 0
 
 
 @dataclass(frozen=True)
@@ -216,11 +229,19 @@ def case_settings(data: CaseSettings) -> Settings:
     no follower load, moment or pressure."""
     s = data.solver
     kind = s.kind
+    shapes = [
+        {sec.shape.kind: sec.shape.size}
+        for sec in data.sections.values()
+        if sec.type == "rod" and sec.shape is not None
+    ]
+    points = max((len(recovery_points(shape).x) for shape in shapes), default=0)
     return Settings(
         kind,
         s.group,
         s.damping.strain_rate > 0.0,
         kind == "equilibrium" and _conservative(data.loads),
+        bool(shapes),
+        points if data.output.stresses == "points" else 0,
     )
 
 
@@ -277,7 +298,10 @@ def estimate(sizes: Sizes, settings: Settings) -> Estimate:
             scheme -= _bytes(EXPLICIT_SE3_ONLY, s)
     else:
         scheme = _sparse(s, settings)
-    frames = 2 * _bytes(FRAME, s) + _bytes(FRAME_WORK, s)
+    frame = _bytes(FRAME, s)
+    if settings.stresses:
+        frame += (ROD_STRESS + POINT_STRESS * settings.points) * s.elements
+    frames = 2 * frame + _bytes(FRAME_WORK, s)
     total = BASELINE + _bytes(MESH, s) + _bytes(MODEL, s) + scheme + frames
     return Estimate(int(total), sizes, settings)
 

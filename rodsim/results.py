@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rodsim.results_format import FRAME_DATASETS, MESH_DATASETS, SETS, concrete_shape
+from rodsim.results_format import FRAME_DATASETS, MESH_DATASETS, SETS, concrete_shape, sizes_of
 from rodsim.results_reader import (
     RunStatus,
     frame_count,
@@ -34,7 +34,9 @@ class ResultsMesh(NamedTuple):
     it: points (N,3) reference positions; frames (N,3,3) reference nodal frames, columns d1 d2
     d3; conn (E,2) rod element nodes; section, part (E,) indices into section_names and
     part_names; plates (P,4) plate element nodes (triangles repeat the last); plate_section,
-    plate_part (P,); sets: set name -> sorted node indices (K,). Indices count from 0."""
+    plate_part (P,); sets: set name -> sorted node indices (K,); stress_points (S,R,2) the
+    stress recovery points (x2, x3) of each section name (R = 0 without stresses). Indices
+    count from 0."""
 
     points: np.ndarray
     frames: np.ndarray
@@ -45,8 +47,21 @@ class ResultsMesh(NamedTuple):
     plate_section: np.ndarray
     plate_part: np.ndarray
     sets: dict
+    stress_points: np.ndarray
     section_names: tuple
     part_names: tuple
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.points)
+
+    @property
+    def n_elements(self) -> int:
+        return len(self.conn)
+
+    @property
+    def n_plates(self) -> int:
+        return len(self.plates)
 
     def elements(self, part: str) -> np.ndarray:
         """The rod elements (indices into conn) of a part."""
@@ -62,7 +77,10 @@ class Results:
     of the reference-to-current rotation, reaction_force, reaction_moment (None in files
     that lack them). Per rod element (F,E,3), in the section frame: force, moment, strain,
     curvature. Per plate element, None without plates: plate_membrane, plate_bending (F,P,3),
-    plate_shear (F,P,2). Per frame (F,): time (equilibrium: the load multiplier), kinetic,
+    plate_shear (F,P,2). Stresses (docs/stresses.md), None where the run has none: rod_stress
+    (F,E,R,3), rod_von_mises (F,E,R), rod_von_mises_max, rod_utilisation (F,E); plate_stress
+    (F,P,3,5), plate_von_mises (F,P,3), plate_von_mises_max, plate_utilisation (F,P). Per
+    frame (F,): time (equilibrium: the load multiplier), kinetic,
     internal, external, total energies, dt, iterations, residual, off_schedule (int);
     total_linear, total_angular (F,3) momenta. mesh: the ResultsMesh; title, case (the case
     text), overrides (the --set assignments); path and status (rodsim.results_reader.
@@ -85,6 +103,14 @@ class Results:
     plate_membrane: np.ndarray | None
     plate_bending: np.ndarray | None
     plate_shear: np.ndarray | None
+    rod_stress: np.ndarray | None
+    rod_von_mises: np.ndarray | None
+    rod_von_mises_max: np.ndarray | None
+    rod_utilisation: np.ndarray | None
+    plate_stress: np.ndarray | None
+    plate_von_mises: np.ndarray | None
+    plate_von_mises_max: np.ndarray | None
+    plate_utilisation: np.ndarray | None
     kinetic: np.ndarray
     internal: np.ndarray
     external: np.ndarray
@@ -164,7 +190,7 @@ def from_frames(
     """Results of frames (Frame) in memory; mesh: the run's rodsim.mesh.assemble.Mesh (as the
     results file would hold it) or a ResultsMesh."""
     mesh = mesh if isinstance(mesh, ResultsMesh) else mesh_of(mesh)
-    sizes = {"N": len(mesh.points), "E": len(mesh.conn), "P": len(mesh.plates)}
+    sizes = sizes_of(mesh)
     return Results(
         mesh,
         **_stack(list(frames), sizes),
@@ -198,7 +224,9 @@ def _stack(frames: list, sizes: dict) -> dict:
 
 
 def _sizes_of(f) -> dict:
-    sizes = {"N": f["mesh/points"].shape[0], "E": 0, "P": 0}
+    sizes = {"N": f["mesh/points"].shape[0], "E": 0, "P": 0, "S": 0, "R": 0}
+    if "mesh/stress_points" in f:
+        sizes["S"], sizes["R"] = f["mesh/stress_points"].shape[:2]
     if "mesh/rods" in f:
         sizes["E"] = f["mesh/rods"].shape[0]
     if "mesh/plates" in f:
@@ -226,8 +254,9 @@ def _file_mesh(f) -> ResultsMesh:
             values[d.source] = f[d.path][()]
             if d.names:
                 names[d.names] = tuple(_text(x) for x in f[d.path].attrs.get("names", ()))
-        else:  # a mesh without rods or without plates
-            values[d.source] = np.zeros(concrete_shape(d.shape, {"E": 0, "P": 0}), dtype=d.dtype)
+        else:  # a mesh without rods or without plates, a run without stresses
+            empty = {"E": 0, "P": 0, "S": len(names.get("section_names", ())), "R": 0}
+            values[d.source] = np.zeros(concrete_shape(d.shape, empty), dtype=d.dtype)
     return ResultsMesh(
         **values,
         section_names=names.get("section_names", ()),

@@ -20,12 +20,14 @@ from rodsim.mesh.assemble import Mesh
 LAYOUT = 1
 # 1: layout_minor itself and a description on every mesh dataset; 2: the run status
 # attributes and solver/off_schedule; 3: the units attribute
-LAYOUT_MINOR = 3
+LAYOUT_MINOR = 4
 
 # when a dataset is in the file
 ALWAYS = "always"
 RODS = "rods"  # the mesh has rod elements (E > 0)
 PLATES = "plates"  # the mesh has plates (P > 0)
+ROD_STRESS = "rod stresses"  # rods, and sections with a shape (R > 0 recovery points)
+POINT_STRESS = "point stresses"  # rod stresses, and output.stresses: points
 
 SETS = "mesh/sets"  # one dataset per node set, named after the set
 
@@ -144,6 +146,17 @@ DATASETS = (
         "the sorted node indices of the node set",
         dtype="i8",
     ),
+    _D(
+        "mesh/stress_points",
+        ("S", "R", 2),
+        "stress_points",
+        "length",
+        "stress recovery points (x2, x3) of each section (index as mesh/rod_section), NaN for "
+        "sections without a shape and beyond a section's own points (docs/stresses.md)",
+        ROD_STRESS,
+        optional=True,
+        since=4,
+    ),
     _D("nodes/position", ("N", 3), "position", "length", "current node positions"),
     _D(
         "nodes/rotation",
@@ -214,6 +227,47 @@ DATASETS = (
         RODS,
     ),
     _D(
+        "rods/stress",
+        ("E", "R", 3),
+        "rod_stress",
+        "force/length^2",
+        "sigma11, tau12, tau13 at the recovery points of the element's section (its centre, "
+        "section frame; NaN without a shape)",
+        POINT_STRESS,
+        optional=True,
+        since=4,
+    ),
+    _D(
+        "rods/von_mises",
+        ("E", "R"),
+        "rod_von_mises",
+        "force/length^2",
+        "von Mises stress at the recovery points",
+        POINT_STRESS,
+        optional=True,
+        since=4,
+    ),
+    _D(
+        "rods/von_mises_max",
+        ("E",),
+        "rod_von_mises_max",
+        "force/length^2",
+        "largest von Mises stress over the element's recovery points",
+        ROD_STRESS,
+        optional=True,
+        since=4,
+    ),
+    _D(
+        "rods/utilisation",
+        ("E",),
+        "rod_utilisation",
+        "1",
+        "von_mises_max / the material's allowable stress (NaN without one)",
+        ROD_STRESS,
+        optional=True,
+        since=4,
+    ),
+    _D(
         "plates/membrane",
         ("P", 3),
         "plate_membrane",
@@ -236,6 +290,47 @@ DATASETS = (
         "force/length",
         "transverse shear forces per length Q1, Q2 at the element centre, in the element basis",
         PLATES,
+    ),
+    _D(
+        "plates/stress",
+        ("P", 3, 5),
+        "plate_stress",
+        "force/length^2",
+        "s11, s22, s12, t13, t23 at the top (+h/2 along d3), middle and bottom of the element "
+        "centre, element basis",
+        PLATES,
+        optional=True,
+        since=4,
+    ),
+    _D(
+        "plates/von_mises",
+        ("P", 3),
+        "plate_von_mises",
+        "force/length^2",
+        "von Mises stress at the top, middle and bottom",
+        PLATES,
+        optional=True,
+        since=4,
+    ),
+    _D(
+        "plates/von_mises_max",
+        ("P",),
+        "plate_von_mises_max",
+        "force/length^2",
+        "largest of plates/von_mises",
+        PLATES,
+        optional=True,
+        since=4,
+    ),
+    _D(
+        "plates/utilisation",
+        ("P",),
+        "plate_utilisation",
+        "1",
+        "von_mises_max / the material's allowable stress (NaN without one)",
+        PLATES,
+        optional=True,
+        since=4,
     ),
     _D("time", (), "time", "time", "simulated time (equilibrium: load multiplier)"),
     _D("energy/kinetic", (), "kinetic", "energy", "kinetic energy"),
@@ -306,7 +401,26 @@ FRAME_DATASETS = tuple(d for d in DATASETS if d.per_frame)
 
 
 def is_present(d: Dataset, mesh: Mesh) -> bool:
-    return {ALWAYS: True, RODS: mesh.n_elements > 0, PLATES: mesh.n_plates > 0}[d.present]
+    stress = mesh.n_elements > 0 and mesh.stress_points.shape[1] > 0
+    return {
+        ALWAYS: True,
+        RODS: mesh.n_elements > 0,
+        PLATES: mesh.n_plates > 0,
+        ROD_STRESS: stress,
+        POINT_STRESS: stress and mesh.point_stresses,
+    }[d.present]
+
+
+def sizes_of(mesh) -> dict:
+    """The size letters of a mesh's datasets: N nodes, E rod elements, P plates, S sections,
+    R stress recovery points per section."""
+    return {
+        "N": mesh.n_nodes,
+        "E": mesh.n_elements,
+        "P": mesh.n_plates,
+        "S": len(mesh.section_names),
+        "R": mesh.stress_points.shape[1],
+    }
 
 
 def concrete_shape(shape: tuple, sizes: dict) -> tuple:
@@ -316,7 +430,13 @@ def concrete_shape(shape: tuple, sizes: dict) -> tuple:
 
 # --- documentation ------------------------------------------------------------------------
 
-_PRESENT_TEXT = {ALWAYS: "always", RODS: "with rod elements", PLATES: "with plates"}
+_PRESENT_TEXT = {
+    ALWAYS: "always",
+    RODS: "with rod elements",
+    PLATES: "with plates",
+    ROD_STRESS: "with rod sections that have a shape",
+    POINT_STRESS: "with rod sections that have a shape, and `output.stresses: points`",
+}
 
 
 def _shape_text(d: Dataset) -> str:

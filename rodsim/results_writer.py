@@ -54,6 +54,7 @@ from rodsim.results_format import (
     Dataset,
     concrete_shape,
     is_present,
+    sizes_of,
 )
 from rodsim.writers.frame import Frame, share
 
@@ -112,7 +113,7 @@ def is_compressed(frame_bytes: int, compression: str) -> bool:
 
 def frame_layout(mesh: Mesh) -> list[tuple[Dataset, int]]:
     """The per-frame datasets of mesh's results file, with their bytes per frame."""
-    sizes = {"N": mesh.n_nodes, "E": mesh.n_elements, "P": mesh.n_plates}
+    sizes = sizes_of(mesh)
     return [
         (d, int(np.prod(concrete_shape(d.shape, sizes))) * np.dtype(d.dtype).itemsize)
         for d in FRAME_DATASETS
@@ -310,7 +311,7 @@ class ResultsWriter:
         share(tmp)
         self.tmp = Path(tmp)
         try:
-            sizes = {"N": mesh.n_nodes, "E": mesh.n_elements, "P": mesh.n_plates}
+            sizes = sizes_of(mesh)
             chunk_bytes = max(
                 chunk_frames(b, expected_frames, is_compressed(b, compression)) * b
                 for _, b in frame_layout(mesh)

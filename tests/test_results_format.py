@@ -28,6 +28,7 @@ from rodsim.writers.frame import Frame
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "results.md"
 FRAMES = 3
+RECOVERY = 5  # stress recovery points per section
 
 
 def table_entry(path: str):
@@ -58,6 +59,8 @@ def random_mesh(rng, rods: bool, plates: bool) -> Mesh:
         plate_section=ints(p, high=2),
         plate_part=ints(p, high=3),
         plate_frames=rng.normal(size=(p, 4, 3, 3)),
+        stress_points=rng.normal(size=(2, RECOVERY if rods else 0, 2)),
+        point_stresses=True,
     )
 
 
@@ -97,6 +100,14 @@ def random_frame(rng, mesh: Mesh) -> Frame:
         plate_membrane=vec(p) if p else None,
         plate_bending=vec(p) if p else None,
         plate_shear=vec(p, 2) if p else None,
+        rod_stress=rng.normal(size=(e, RECOVERY, 3)) if e else None,
+        rod_von_mises=rng.normal(size=(e, RECOVERY)) if e else None,
+        rod_von_mises_max=rng.normal(size=e) if e else None,
+        rod_utilisation=rng.normal(size=e) if e else None,
+        plate_stress=rng.normal(size=(p, 3, 5)) if p else None,
+        plate_von_mises=rng.normal(size=(p, 3)) if p else None,
+        plate_von_mises_max=rng.normal(size=p) if p else None,
+        plate_utilisation=rng.normal(size=p) if p else None,
         off_schedule=int(rng.integers(0, 2)),
     )
 
@@ -152,10 +163,16 @@ def test_every_dataset_of_the_file_is_in_the_table_and_holds_what_was_written(
 ):
     path = tmp_path / "r.h5"
     mesh, frames = write(path, rods, plates)
-    present = {"always": True, "rods": rods, "plates": plates}
+    present = {
+        "always": True,
+        "rods": rods,
+        "plates": plates,
+        "rod stresses": rods,
+        "point stresses": rods,
+    }
     with h5py.File(path, "r") as f:
         assert f.attrs["layout"] == 1
-        assert f.attrs["layout_minor"] == 3
+        assert f.attrs["layout_minor"] == 4
         assert f.attrs["units"] == ""  # no units declared
         assert f.attrs["case"] == "case: text\n"
         assert f.attrs["title"] == "random"

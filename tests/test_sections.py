@@ -9,12 +9,10 @@ from rodsim.case.sections import SECTION, rod_section
 from rodsim.errors import CaseError
 from rodsim.model.sections import (
     RodSection,
-    cowper_shear_factor,
-    rectangle_torsion_constant,
     section_from_material,
     section_from_resultants,
-    shape_properties,
 )
+from rodsim.model.shapes import cowper_shear_factor, rectangle_torsion_constant, shape_properties
 
 SPAGHETTI = {
     "type": "rod",

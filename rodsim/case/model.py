@@ -112,11 +112,12 @@ def section_spec(data: CaseSettings, name: str, kind: str, key):
 
 
 def _plates(mesh: Mesh, data: CaseSettings):
-    """(PlateElements or None, nodal frames) of the mesh's plate cells."""
+    """(PlateElements or None, nodal frames, {"h", "allowable"} (P,) each) of the mesh's plate
+    cells (allowable NaN where the material gives none)."""
     n_plates = getattr(mesh, "n_plates", 0)
     if n_plates == 0:
-        return None, mesh.frames
-    values = {k: np.zeros(n_plates) for k in ("E", "nu", "rho", "h", "k")}
+        return None, mesh.frames, {"h": None, "allowable": None}
+    values = {k: np.zeros(n_plates) for k in ("E", "nu", "rho", "h", "k", "allowable")}
     for s in np.unique(mesh.plate_section):
         name = mesh.section_names[s]
         where = np.flatnonzero(mesh.plate_section == s)
@@ -128,6 +129,7 @@ def _plates(mesh: Mesh, data: CaseSettings):
             ("rho", m.rho),
             ("h", spec.thickness),
             ("k", spec.shear_factor),
+            ("allowable", np.nan if m.allowable is None else m.allowable),
         ):
             values[k][where] = v
     frames = plate_node_frames(mesh.points, mesh.frames, mesh.plates)
@@ -149,7 +151,7 @@ def _plates(mesh: Mesh, data: CaseSettings):
         ) from None
     except ValueError as exc:
         raise CaseError(f"a plate element cannot be used: {exc}", key="mesh") from None
-    return plates, frames
+    return plates, frames, {"h": values["h"], "allowable": values["allowable"]}
 
 
 def _check_section_foundation(
@@ -256,7 +258,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
     mesh = case_mesh(case) if mesh is None else mesh
     rod_sections = _rod_sections(mesh, data)
     per_element = [rod_sections[mesh.section_names[s]] for s in mesh.section]
-    plates, frames = _plates(mesh, data)
+    plates, frames, plate_stress = _plates(mesh, data)
     fixed, prescribed, motion_rows = _boundary(mesh, data.boundary, default_time)
     terms = _Loads([], [], [], [])
     for i, spec in enumerate(data.loads):
@@ -281,17 +283,37 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         plates=plates,
         pressures=terms.pressures,
         supports=elastic_supports(mesh, frames, data),
+        plate_thickness=plate_stress["h"],
+        plate_allowable=plate_stress["allowable"],
+        stress_points=data.output.stresses == "points",
     )
     # the mesh as the model sees it (HDF5 mesh/frames, ParaView directors): plate nodes carry
     # the plates' frames
+    points = stress_points(mesh.section_names, rod_sections, model.stress.n_points)
     return Setup(
         case,
-        dataclasses.replace(mesh, frames=frames),
+        dataclasses.replace(
+            mesh,
+            frames=frames,
+            stress_points=points,
+            point_stresses=data.output.stresses == "points",
+        ),
         model,
         rod_sections,
         tuple(terms.rows),
         motion_rows,
     )
+
+
+def stress_points(names, rod_sections: dict, k: int) -> np.ndarray:
+    """(S,K,2) the recovery points (x2, x3) of each section name (NaN-padded; NaN for plate
+    sections and for rod sections given by stiffnesses): the file's mesh/stress_points."""
+    out = np.full((len(names), k, 2), np.nan)
+    for i, name in enumerate(names):
+        geometry = getattr(rod_sections.get(name), "geometry", None)
+        if geometry is not None:
+            out[i, : len(geometry.points.x)] = geometry.points.x
+    return out
 
 
 def _rod_sections(mesh: Mesh, data: CaseSettings) -> dict:

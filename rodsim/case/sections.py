@@ -16,6 +16,13 @@ MATERIAL = Record(
         Field("E", positive("force/length^2"), "Young's modulus (force/length^2)"),
         Field("nu", Number(gt=-1, le=0.5, dim="1"), "Poisson's ratio"),
         Field("rho", positive("mass/length^3"), "density (mass/length^3)"),
+        Field(
+            "allowable",
+            positive("force/length^2"),
+            "yield or allowable stress: utilisation = max von Mises stress / allowable "
+            "(docs/stresses.md)",
+            optional=True,
+        ),
     ),
     into=settings.Material,
 )
@@ -59,7 +66,7 @@ def rod_section(spec: settings.RodSectionSettings) -> RodSection:
     if spec.material is not None:
         m = spec.material
         shape = {spec.shape.kind: spec.shape.size}
-        return section_from_material(m.E, m.nu, m.rho, shape, spec.shear_factor)
+        return section_from_material(m.E, m.nu, m.rho, shape, spec.shear_factor, m.allowable)
     return section_from_resultants(
         spec.EA, spec.GA, spec.GJ, spec.EI, spec.rhoA, spec.rhoI, spec.rhoJ
     )

@@ -87,6 +87,7 @@ class Material:
     E: float
     nu: float
     rho: float
+    allowable: float | None
 
 
 @dataclass(frozen=True)
@@ -262,6 +263,7 @@ class Output:
     interval: float | None
     vtk: bool
     compression: str
+    stresses: str
 
 
 @dataclass(frozen=True)

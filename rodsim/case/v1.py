@@ -240,6 +240,13 @@ OUTPUT = Record(
             "(any HDF5 reader) or lzf (faster, h5py only); docs/results.md",
             default="none",
         ),
+        Field(
+            "stresses",
+            Text(choices=("max", "points")),
+            "rod stresses written (docs/stresses.md): max, the largest von Mises stress and the "
+            "utilisation of each element; points, also the stress at every recovery point",
+            default="max",
+        ),
     ),
     rules=(at_most_one("every", "interval"),),
     into=settings.Output,

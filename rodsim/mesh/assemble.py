@@ -38,7 +38,9 @@ class Mesh:
     plate's reference frame at each corner (d1, d2 tangent, d3 the cell normal). ``frames``
     of a node shared by rods and plates is the rod's; the model then gives every plate node
     the plates' frame (rodsim.mesh.plate_geometry.plate_node_frames: d3 the mean normal) and
-    the rods keep their section frames through end offsets. Rod-only meshes have P = 0."""
+    the rods keep their section frames through end offsets. Rod-only meshes have P = 0.
+    stress_points (S,K,2): the stress recovery points of each section name, set by the model
+    builder (rodsim.case.model.stress_points)."""
 
     points: np.ndarray
     frames: np.ndarray
@@ -54,6 +56,8 @@ class Mesh:
     plate_part: np.ndarray = field(default_factory=_empty(dtype=np.int64))
     plate_frames: np.ndarray = field(default_factory=_empty(4, 3, 3))
     notes: tuple[str, ...] = ()
+    stress_points: np.ndarray = field(default_factory=_empty(0, 2))
+    point_stresses: bool = False
 
     @property
     def n_nodes(self) -> int:

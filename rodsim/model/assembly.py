@@ -33,6 +33,7 @@ from rodsim.model.prescribed import (
 )
 from rodsim.model.rod import RodElements, make_elements
 from rodsim.model.sections import RodSection
+from rodsim.model.stress import StressTables, stress_tables
 from rodsim.model.supports import Support, SupportArrays, pack_supports
 
 NO_PLATES = make_plates(
@@ -73,7 +74,8 @@ class Model:
     loads and prescribed motions packed for kernels; kinks: times where a load or prescribed
     history is not smooth; beta (time) strain-rate and alpha (1/time) mass-proportional
     damping coefficients; plates: plate elements (none: conn (0,4)); supports: springs and
-    dashpots to the ground (none: no entries). ``terms`` (rodsim.model.forces.ForceTerms) and
+    dashpots to the ground (none: no entries); stress: the tables stresses are recovered with
+    (rodsim.model.stress; None: no stresses). ``terms`` (rodsim.model.forces.ForceTerms) and
     ``nodes`` (NodeArrays) are what the kernels read, built once per model.
     """
 
@@ -92,6 +94,7 @@ class Model:
     alpha: float = 0.0
     plates: PlateElements = NO_PLATES
     supports: SupportArrays = pack_supports((), np.zeros((0, 3)), np.zeros((0, 3, 3)))
+    stress: StressTables | None = None
 
     @cached_property
     def terms(self) -> ForceTerms:
@@ -160,6 +163,9 @@ def build_model(
     plates: PlateElements | None = None,
     pressures: Sequence[Pressure] = (),
     supports: Sequence[Support] = (),
+    plate_thickness=None,
+    plate_allowable=None,
+    stress_points: bool = False,
 ) -> Model:
     """Assemble a Model. ``sections`` is one RodSection or one per element; ``fixed`` is None
     or an (N,6) boolean array; ``end_frames`` (E,2,3,3) the reference section frames at the
@@ -167,7 +173,10 @@ def build_model(
     ``damping`` (beta, alpha): viscous resultants beta C dstrain/dt and nodal forces -alpha m v;
     ``plates`` plate elements on the same nodes (their nodes' frames rot0 must be the plates'
     reference frames: d3 the director), ``pressures`` follower pressures on them; ``supports``
-    springs and dashpots to the ground (rodsim.model.supports)."""
+    springs and dashpots to the ground (rodsim.model.supports); plate_thickness,
+    plate_allowable (P,): what the plates' stresses are recovered with (rodsim.model.stress;
+    without a thickness the model recovers rod stresses only); stress_points: keep the rods'
+    stresses at every recovery point, not only the largest."""
     x0 = np.ascontiguousarray(x0, dtype=np.float64)
     rot0 = np.ascontiguousarray(rot0, dtype=np.float64)
     conn = np.ascontiguousarray(conn, dtype=np.int64).reshape(-1, 2)
@@ -212,4 +221,7 @@ def build_model(
         alpha=float(damping[1]),
         plates=plates,
         supports=pack_supports(supports, x0, rot0),
+        stress=stress_tables(
+            per_element, plates.conn.shape[0], plate_thickness, plate_allowable, stress_points
+        ),
     )

@@ -18,15 +18,28 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-# sum_{n odd} 1/n^5 = (1 - 2^-5) zeta(5); zeta(5) to double precision.
-_ODD_INVERSE_FIFTH_POWERS = (31.0 / 32.0) * 1.0369277551433699263
+from rodsim.model.shapes import (
+    Boundary,
+    ShapeProperties,
+    cowper_shear_factor,
+    recovery_points,
+    shape_properties,
+)
 
-_SHAPES = ("rectangle", "circle", "tube")
+
+@dataclass(frozen=True)
+class SectionGeometry:
+    """What stresses are recovered from (docs/stresses.md): the shape's properties (A, I2, I3)
+    and its recovery points; allowable: the material's allowable stress (None: not given)."""
+
+    shape: ShapeProperties
+    points: Boundary
+    allowable: float | None = None
 
 
 @dataclass(frozen=True)
@@ -41,7 +54,9 @@ class RodSection:
     d1); defaults to rhoI2 + rhoI3 (perpendicular-axis theorem).
 
     Every value must be finite and positive: an explicit Lie-group integrator divides by the
-    rotary inertias, so a massless rotation is not representable.
+    rotary inertias, so a massless rotation is not representable. geometry: the shape and its
+    stress recovery points, for a section made of a material and a shape; None for one given
+    by its stiffnesses (it has no stresses).
     """
 
     EA: float
@@ -54,6 +69,7 @@ class RodSection:
     rhoI2: float
     rhoI3: float
     rhoJ: float | None = None
+    geometry: SectionGeometry | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.rhoJ is None:
@@ -63,7 +79,8 @@ class RodSection:
             i3 = _positive(self.rhoI3, "rhoI3")
             object.__setattr__(self, "rhoJ", i2 + i3)
         for f in fields(self):
-            object.__setattr__(self, f.name, _positive(getattr(self, f.name), f.name))
+            if f.name != "geometry":
+                object.__setattr__(self, f.name, _positive(getattr(self, f.name), f.name))
 
     @property
     def C1(self) -> np.ndarray:  # noqa: N802
@@ -79,23 +96,6 @@ class RodSection:
     def inertia(self) -> np.ndarray:
         """(3, 3) float64: diag(rhoJ, rhoI2, rhoI3), material rotational inertia per length."""
         return np.diag(np.array([self.rhoJ, self.rhoI2, self.rhoI3], dtype=np.float64))
-
-
-@dataclass(frozen=True)
-class ShapeProperties:
-    """Geometric properties of a cross-section shape (lengths in the user's unit L).
-
-    kind: "rectangle", "circle" or "tube". area: A (L^2). I2 = int x3^2 dA and I3 = int x2^2 dA
-    (L^4), second moments about d2 and d3. J: St-Venant torsion constant (L^4). m: inner/outer
-    radius ratio of a tube (0 otherwise), used by Cowper's shear factor.
-    """
-
-    kind: str
-    area: float
-    I2: float
-    I3: float
-    J: float
-    m: float = 0.0
 
 
 # --- constructors -----------------------------------------------------------------------------
@@ -124,7 +124,7 @@ def section_from_resultants(EA, GA, GJ, EI, rhoA, rhoI, rhoJ=None) -> RodSection
     )
 
 
-def section_from_material(E, nu, rho, shape, shear_factor=None) -> RodSection:  # noqa: N803
+def section_from_material(E, nu, rho, shape, shear_factor=None, allowable=None) -> RodSection:  # noqa: N803
     """Section of a homogeneous, isotropic, linear-elastic material and a solid shape.
 
     E: Young's modulus (force / L^2); nu: Poisson's ratio in (-1, 0.5]; rho: density (M / L^3);
@@ -135,7 +135,8 @@ def section_from_material(E, nu, rho, shape, shear_factor=None) -> RodSection:  
 
     Returns EA = E A, GA2 = GA3 = k G A, GJ = G J (St-Venant), EI2 = E I2, EI3 = E I3,
     rhoA = rho A, rhoI2 = rho I2, rhoI3 = rho I3, rhoJ = rho (I2 + I3) (polar: the rotational
-    inertia of the section about d1, which differs from rho J for non-circular sections).
+    inertia of the section about d1, which differs from rho J for non-circular sections);
+    geometry: the shape, its recovery points and the allowable stress (None: not given).
     """
     e = _positive(E, "material.E")
     poisson = _number(nu, "material.nu")
@@ -161,100 +162,8 @@ def section_from_material(E, nu, rho, shape, shear_factor=None) -> RodSection:  
         rhoI2=density * props.I2,
         rhoI3=density * props.I3,
         rhoJ=density * (props.I2 + props.I3),
+        geometry=SectionGeometry(props, recovery_points(shape), allowable),
     )
-
-
-# --- shape geometry ---------------------------------------------------------------------------
-
-
-def shape_properties(shape: Mapping) -> ShapeProperties:
-    """Area, second moments and torsion constant of ``{rectangle: [w, h]}``, ``{circle: r}`` or
-    ``{tube: [ro, ri]}`` (lengths L; w along d2, h along d3).
-
-    rectangle: A = w h, I2 = w h^3 / 12, I3 = h w^3 / 12, J from :func:`rectangle_torsion_constant`.
-    circle: A = pi r^2, I2 = I3 = pi r^4 / 4, J = pi r^4 / 2.
-    tube: A = pi (ro^2 - ri^2), I2 = I3 = pi (ro^4 - ri^4) / 4, J = pi (ro^4 - ri^4) / 2.
-    """
-    if not isinstance(shape, Mapping):
-        raise ValueError(
-            _at("shape", f"expected a mapping with one of {', '.join(_SHAPES)}, got {_kind(shape)}")
-        )
-    for key in shape:
-        if key not in _SHAPES:
-            raise ValueError(
-                _at(f"shape.{key}", f"unknown shape {key!r}; expected one of {', '.join(_SHAPES)}")
-            )
-    if len(shape) != 1:
-        raise ValueError(
-            _at("shape", f"expected exactly one of {', '.join(_SHAPES)}, got {len(shape)}")
-        )
-    ((kind, dims),) = shape.items()
-    if kind == "rectangle":
-        w, h = _positive_pair(dims, "shape.rectangle")
-        return ShapeProperties(
-            kind, w * h, w * h**3 / 12.0, h * w**3 / 12.0, rectangle_torsion_constant(w, h)
-        )
-    if kind == "circle":
-        r = _positive(dims, "shape.circle")
-        i = math.pi * r**4 / 4.0
-        return ShapeProperties(kind, math.pi * r**2, i, i, 2.0 * i)
-    ro, ri = _pair(dims, "shape.tube")
-    if ro <= 0.0:
-        raise ValueError(_at("shape.tube[0]", f"outer radius must be > 0, got {ro}"))
-    if not 0.0 <= ri < ro:
-        raise ValueError(
-            _at("shape.tube", f"inner radius must satisfy 0 <= ri < ro, got ro={ro}, ri={ri}")
-        )
-    i = math.pi * (ro**4 - ri**4) / 4.0
-    return ShapeProperties(kind, math.pi * (ro**2 - ri**2), i, i, 2.0 * i, ri / ro)
-
-
-def rectangle_torsion_constant(width: float, height: float) -> float:
-    """St-Venant torsion constant J = beta a b^3 of a solid rectangle (L^4).
-
-    a = long side, b = short side, and the exact Fourier-series solution of the Prandtl stress
-    function problem (Timoshenko & Goodier, Theory of Elasticity, 3rd ed., ch. 10, torsion of
-    rectangular bars; also Roark's Formulas for Stress and Strain, table 10.7):
-
-        beta = 1/3 (1 - 192/pi^5 (b/a) sum_{n odd} tanh(n pi a / (2 b)) / n^5).
-
-    beta = 0.1406 for a square, -> 1/3 for a thin strip. The series is summed to double
-    precision: tanh = 1 - (1 - tanh) splits it into the closed form sum 1/n^5 = 31/32 zeta(5)
-    and a remainder that decays like exp(-n pi a / b), a handful of terms.
-    """
-    a, b = max(width, height), min(width, height)
-    ratio = a / b
-    remainder = 0.0
-    n = 1
-    while True:
-        # 1 - tanh(x) = 2 e^{-2x} / (1 + e^{-2x}), written to avoid cancellation and overflow
-        e = math.exp(-n * math.pi * ratio)
-        term = 2.0 * e / (1.0 + e) / n**5
-        remainder += term
-        if term < 1.0e-18:
-            break
-        n += 2
-    series = _ODD_INVERSE_FIFTH_POWERS - remainder
-    beta = (1.0 - 192.0 / math.pi**5 / ratio * series) / 3.0
-    return beta * a * b**3
-
-
-def cowper_shear_factor(kind: str, nu: float, m: float = 0.0) -> float:
-    """Cowper's shear correction factor k (GA = k G A) for a shape kind and Poisson's ratio nu.
-
-    Cowper, The shear coefficient in Timoshenko's beam theory, J. Appl. Mech. 33 (1966) 335-340:
-    rectangle 10 (1 + nu) / (12 + 11 nu); circle 6 (1 + nu) / (7 + 6 nu); thick tube with
-    m = ri / ro: 6 (1 + nu) (1 + m^2)^2 / ((7 + 6 nu) (1 + m^2)^2 + (20 + 12 nu) m^2), which is
-    the circle at m = 0 and the thin tube 2 (1 + nu) / (4 + 3 nu) at m -> 1.
-    """
-    if kind == "rectangle":
-        return 10.0 * (1.0 + nu) / (12.0 + 11.0 * nu)
-    if kind == "circle":
-        return 6.0 * (1.0 + nu) / (7.0 + 6.0 * nu)
-    if kind == "tube":
-        q = (1.0 + m * m) ** 2
-        return 6.0 * (1.0 + nu) * q / ((7.0 + 6.0 * nu) * q + (20.0 + 12.0 * nu) * m * m)
-    raise ValueError(f"no Cowper shear factor for shape {kind!r}")
 
 
 # --- strict value checks ----------------------------------------------------------------------

@@ -19,7 +19,11 @@ class Frame:
     components (zero elsewhere). Plates (P elements), None when the mesh has none (or the
     model does not compute them; written as zeros): plate_membrane (P,3) N11, N22, N12,
     plate_bending (P,3) M11, M22, M12, plate_shear (P,2) Q1, Q2 at the element centre in the
-    element basis (per length). off_schedule: 1 for a frame written off the output schedule
+    element basis (per length). Stresses (rodsim.model.stress; None where not computed): rod_stress
+    (E,K,3) sigma11, tau12, tau13 at the K recovery points, rod_von_mises (E,K),
+    rod_von_mises_max and rod_utilisation (E,); plate_stress (P,3,5) s11, s22, s12, t13, t23 at
+    the top, middle and bottom, plate_von_mises (P,3), plate_von_mises_max and
+    plate_utilisation (P,). off_schedule: 1 for a frame written off the output schedule
     (the state when a signal stopped the run), else 0.
     """
 
@@ -48,6 +52,14 @@ class Frame:
     plate_membrane: np.ndarray | None = None
     plate_bending: np.ndarray | None = None
     plate_shear: np.ndarray | None = None
+    rod_stress: np.ndarray | None = None
+    rod_von_mises: np.ndarray | None = None
+    rod_von_mises_max: np.ndarray | None = None
+    rod_utilisation: np.ndarray | None = None
+    plate_stress: np.ndarray | None = None
+    plate_von_mises: np.ndarray | None = None
+    plate_von_mises_max: np.ndarray | None = None
+    plate_utilisation: np.ndarray | None = None
     off_schedule: int = 0
 
     @property

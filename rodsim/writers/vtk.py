@@ -5,8 +5,9 @@ frame in
 Rods are line cells, plates quad and triangle cells after them, in the order of the results
 file. Point data: displacement, velocity, angular_velocity, reaction_force, reaction_moment,
 d1, d2, d3. Cell data: rods force, moment (section frame), strain, curvature; plates
-membrane, bending, shear (element basis). Every cell array covers all cells (zeros on the
-cells of the other kind), so ParaView shows one array per name. The .pvd index is rewritten
+membrane, bending, shear (element basis); both: von_mises_max, utilisation (docs/stresses.md;
+NaN where no stress is recovered). Every cell array covers all cells (zeros on the cells of
+the other kind), so ParaView shows one array per name. The .pvd index is rewritten
 atomically at most once a second and at the end, so an interrupted run leaves a series
 ParaView can open.
 """
@@ -32,6 +33,7 @@ INDEX_BYTES_PER_FRAME = 160  # a DataSet line of the .pvd
 
 ROD_CELL_DATA = {"force": 3, "moment": 3, "strain": 3, "curvature": 3}  # name -> width
 PLATE_CELL_DATA = {"membrane": 3, "bending": 3, "shear": 2}
+STRESS_CELL_DATA = ("von_mises_max", "utilisation")  # rod_<name> and plate_<name> of a Frame
 
 
 def _or_zeros(a, like):
@@ -68,6 +70,12 @@ def _cell_data(frame: Frame, n_rods: int, n_plates: int, blocks: list) -> dict:
         plates = _or_zeros(getattr(frame, f"plate_{name}"), np.zeros((n_plates, width)))
         if n_plates:
             out[name] = np.concatenate([np.zeros((n_rods, width)), plates])
+    for name in STRESS_CELL_DATA:  # rods and plates in one array, NaN where not recovered
+        rods, plates = getattr(frame, f"rod_{name}"), getattr(frame, f"plate_{name}")
+        if rods is None and plates is None:
+            continue
+        rods = np.full(n_rods, np.nan) if rods is None else rods
+        out[name] = np.concatenate([rods, np.full(n_plates, np.nan) if plates is None else plates])
     if not n_plates:  # rod-only: one block, the arrays as they are (files as before plates)
         return {name: [values] for name, values in out.items()}
     return {name: _split(values, blocks) for name, values in out.items()}
