@@ -130,6 +130,7 @@ def summary(prep: Prepared) -> str:
             f"{p.n_steps} steps" + _split_note(prep),
             f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
         ]
+    lines += _stress_line(prep)
     if d.units is not None:
         lines.append(f"units     {d.units.as_attribute()}")
     lines += [f"note      {note}" for note in mesh.notes]
@@ -139,6 +140,26 @@ def summary(prep: Prepared) -> str:
     if prep.overrides:
         lines.append("overrides " + ", ".join(prep.overrides))
     return "\n".join(lines)
+
+
+def _stress_line(prep: Prepared) -> list[str]:
+    """What the run says of stresses (docs/stresses.md): which rod sections have none, said
+    once here rather than as made-up numbers in the file."""
+    bare = sorted(name for name, sec in prep.setup.sections.items() if sec.geometry is None)
+    shaped = len(prep.setup.sections) - len(bare)
+    out = []
+    if shaped:
+        what = prep.case.settings.output.stresses
+        out.append(
+            f"stresses  rods: von Mises at {prep.setup.model.stress.n_points} recovery points "
+            f"per section (output.stresses: {what})"
+        )
+    if bare:
+        out.append(
+            f"stresses  none for rod sections {', '.join(bare)}: given by stiffnesses, they "
+            "have no shape to recover stresses on (give material and shape)"
+        )
+    return out
 
 
 def _loads_line(prep: Prepared) -> str:

@@ -56,10 +56,35 @@ def describe(path) -> str:
             f"          momentum linear {np.array2string(lin, precision=6)}, "
             f"angular {np.array2string(ang, precision=6)}"
         )
+        lines += _stress_lines(f, len(t))
         if f.attrs.get("overrides"):
             lines.append(f"overrides {f.attrs['overrides']}")
         lines.append("fields    " + "\n          ".join(fields))
         return "\n".join(lines)
+
+
+def _stress_lines(f, n: int) -> list[str]:
+    """The envelope of the largest von Mises stress over the run and the most utilised element
+    and frame, for rods and plates (docs/stresses.md)."""
+    lines = []
+    for kind, group in (("rod", "rods"), ("plate", "plates")):
+        path = f"{group}/von_mises_max"
+        if path not in f:
+            continue
+        vm = f[path][:n]
+        if not np.isfinite(vm).any():
+            continue
+        k, e = np.unravel_index(np.nanargmax(vm), vm.shape)
+        text = f"stress    {kind}s: largest von Mises {vm[k, e]:.6g} at {kind} element {e}, "
+        text += f"frame {k} (t = {f['time'][k]:.6g})"
+        util = f[f"{group}/utilisation"][:n]
+        if np.isfinite(util).any():
+            ku, eu = np.unravel_index(np.nanargmax(util), util.shape)
+            text += (
+                f"; most utilised: {kind} element {eu}, frame {ku}, utilisation {util[ku, eu]:.4g}"
+            )
+        lines.append(text)
+    return lines
 
 
 def _text(value) -> str:
