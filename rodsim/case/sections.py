@@ -8,6 +8,7 @@ from rodsim.case import settings
 from rodsim.case.fields import nonnegative, pair, positive
 from rodsim.case.schema import Constant, Field, Number, OneOf, Path, Record, Vector, fail, show
 from rodsim.model.sections import RodSection, section_from_material, section_from_resultants
+from rodsim.model.shapes import SHAPES
 
 # --- sections -----------------------------------------------------------------------------------
 
@@ -27,12 +28,19 @@ MATERIAL = Record(
     into=settings.Material,
 )
 
+# the dimensions of each shape of rodsim.model.shapes.SHAPES (docs/stresses.md)
+_I = "[h, b, tw, tf]: height along d3, flange width along d2, web and flange thickness"
+_SHAPE_SIZES = {
+    "rectangle": (pair("length"), "[width along d2, height along d3]"),
+    "circle": (positive("length"), "radius"),
+    "tube": (Vector(n=2, item=nonnegative("length")), "[outer radius, inner radius]"),
+    "i_section": (Vector(n=4, item=positive("length")), "I or H profile " + _I),
+    "box": (Vector(n=3, item=positive("length")), "rectangular hollow [h, b, t] (wall t)"),
+    "channel": (Vector(n=4, item=positive("length")), "channel " + _I + "; web on the -d2 side"),
+    "angle": (Vector(n=3, item=positive("length")), "angle [h, b, t]: legs h, b; principal axes"),
+}
 SHAPE = OneOf(
-    (
-        ("rectangle", pair("length"), "[width along d2, height along d3]"),
-        ("circle", positive("length"), "radius"),
-        ("tube", Vector(n=2, item=nonnegative("length")), "[outer radius, inner radius]"),
-    ),
+    tuple((name, *_SHAPE_SIZES[name]) for name in SHAPES.names()),
     into=settings.Shape,
 )
 
@@ -105,7 +113,7 @@ ROD_SECTION = Record(
             optional=True,
         ),
         Field("material", MATERIAL, "homogeneous isotropic material", optional=True),
-        Field("shape", SHAPE, "solid cross-section shape", optional=True),
+        Field("shape", SHAPE, "cross-section shape (docs/stresses.md)", optional=True),
         Field(
             "shear_factor",
             Number(gt=0, le=1, dim="1"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rodsim.case.units import UnitSystem
+from rodsim.model.shapes import SHAPES
 from rodsim.model.timefunc import TimeFunction
 
 Vec3 = tuple[float, float, float]
@@ -92,11 +93,12 @@ class Material:
 
 @dataclass(frozen=True)
 class Shape:
-    """A solid cross-section: kind rectangle ([width, height]), circle (radius) or tube
-    ([outer, inner] radius)."""
+    """A cross-section shape of rodsim.model.shapes.SHAPES and its dimensions (docs/
+    stresses.md): rectangle [width, height], circle radius, tube [outer, inner] radius,
+    i_section and channel [h, b, tw, tf], box and angle [h, b, t]."""
 
     kind: str
-    size: float | Pair
+    size: float | tuple[float, ...]
 
     def __post_init__(self):
         if self.kind == "tube" and not self.size[1] < self.size[0]:
@@ -104,6 +106,7 @@ class Shape:
                 f"expected an inner radius below the outer one, got [{self.size[0]:g}, "
                 f"{self.size[1]:g}]"
             )
+        SHAPES[self.kind].properties(self.size)  # a profile's walls must fit (ValueError)
 
 
 @dataclass(frozen=True)

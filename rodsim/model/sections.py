@@ -23,12 +23,11 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from rodsim.model.section_geometry import Boundary, ShapeProperties
 from rodsim.model.shapes import (
-    Boundary,
-    ShapeProperties,
-    cowper_shear_factor,
     recovery_points,
     shape_properties,
+    shear_factors,
 )
 
 
@@ -145,16 +144,16 @@ def section_from_material(E, nu, rho, shape, shear_factor=None, allowable=None) 
     density = _positive(rho, "material.rho")
     props = shape_properties(shape)
     if shear_factor is None:
-        k = cowper_shear_factor(props.kind, poisson, props.m)
+        k2, k3 = shear_factors(props, poisson)
     else:
-        k = _number(shear_factor, "shear_factor")
-        if not 0.0 < k <= 1.0:
-            raise ValueError(_at("shear_factor", f"shear_factor must be in (0, 1], got {k}"))
+        k2 = k3 = _number(shear_factor, "shear_factor")
+        if not 0.0 < k2 <= 1.0:
+            raise ValueError(_at("shear_factor", f"shear_factor must be in (0, 1], got {k2}"))
     g = e / (2.0 * (1.0 + poisson))
     return RodSection(
         EA=e * props.area,
-        GA2=k * g * props.area,
-        GA3=k * g * props.area,
+        GA2=k2 * g * props.area,
+        GA3=k3 * g * props.area,
         GJ=g * props.J,
         EI2=e * props.I2,
         EI3=e * props.I3,

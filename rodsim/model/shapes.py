@@ -18,42 +18,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
+from rodsim.model import thin_walled
+from rodsim.model.section_geometry import Boundary, ShapeProperties
 from rodsim.registry import Registry
 
 # sum_{n odd} 1/n^5 = (1 - 2^-5) zeta(5); zeta(5) to double precision.
 _ODD_INVERSE_FIFTH_POWERS = (31.0 / 32.0) * 1.0369277551433699263
-
-
-@dataclass(frozen=True)
-class ShapeProperties:
-    """Geometric properties of a cross-section shape (lengths in the user's unit L).
-
-    kind: the shape's name. area: A (L^2). I2 = int x3^2 dA and I3 = int x2^2 dA (L^4), second
-    moments about d2 and d3. J: St-Venant torsion constant (L^4). m: inner/outer radius ratio
-    of a tube (0 otherwise), used by Cowper's shear factor.
-    """
-
-    kind: str
-    area: float
-    I2: float
-    I3: float
-    J: float
-    m: float = 0.0
-
-
-class Boundary(NamedTuple):
-    """Samples of a section's boundary, K of them: x (K,2) the points (x2, x3); cT, cV2, cV3
-    (K,2) the shear stress vector (tau12, tau13) per unit T, V2, V3 (1/L^3, 1/L^2, 1/L^2)."""
-
-    x: np.ndarray
-    cT: np.ndarray  # noqa: N815
-    cV2: np.ndarray  # noqa: N815
-    cV3: np.ndarray  # noqa: N815
 
 
 # --- circles and tubes ------------------------------------------------------------------------
@@ -202,8 +176,9 @@ def _rectangle_properties(size) -> ShapeProperties:
 
 
 class Shape(NamedTuple):
-    """properties(size) -> ShapeProperties; boundary(size, m) -> Boundary at resolution m;
-    recovery: the m of the recovery points (docs/stresses.md lists them)."""
+    """properties(size) -> ShapeProperties (ValueError for dimensions no profile has);
+    boundary(size, m) -> Boundary at resolution m; recovery: the m of the recovery points
+    (docs/stresses.md lists them)."""
 
     properties: Callable[..., ShapeProperties]
     boundary: Callable[..., Boundary]
@@ -216,6 +191,10 @@ SHAPES = Registry(
         "rectangle": Shape(_rectangle_properties, _rectangle_boundary, 12),
         "circle": Shape(_circle_properties, lambda r, m: _tube_boundary(r, 0.0, m), 36),
         "tube": Shape(_tube_properties, lambda size, m: _tube_boundary(*size, m), 36),
+        "i_section": Shape(thin_walled.i_section_properties, thin_walled.i_section_boundary, 9),
+        "box": Shape(thin_walled.box_properties, thin_walled.box_boundary, 9),
+        "channel": Shape(thin_walled.channel_properties, thin_walled.channel_boundary, 9),
+        "angle": Shape(thin_walled.angle_properties, thin_walled.angle_boundary, 13),
     },
 )
 
@@ -252,3 +231,11 @@ def cowper_shear_factor(kind: str, nu: float, m: float = 0.0) -> float:
         q = (1.0 + m * m) ** 2
         return 6.0 * (1.0 + nu) * q / ((7.0 + 6.0 * nu) * q + (20.0 + 12.0 * nu) * m * m)
     raise ValueError(f"no Cowper shear factor for shape {kind!r}")
+
+
+def shear_factors(p: ShapeProperties, nu: float) -> tuple[float, float]:
+    """(k2, k3): a profile's own (shear areas, ShapeProperties.k2, k3), else Cowper's."""
+    if p.k2 is not None:
+        return p.k2, p.k3
+    k = cowper_shear_factor(p.kind, nu, p.m)
+    return k, k

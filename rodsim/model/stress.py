@@ -28,7 +28,7 @@ LAYERS = ("top", "middle", "bottom")
 
 class StressTables(NamedTuple):
     """What the recovery needs, per section s (S of them) with K points each (NaN-padded):
-    area, i2, i3, allowable (S,); x, c_t, c_v2, c_v3 (S,K,2) (rodsim.model.shapes.Boundary);
+    area, i2, i3, allowable (S,); x, c_t, c_v2, c_v3 (S,K,2) (a section_geometry.Boundary);
     rod_section (E,) int64 the section of each rod element (-1: none with geometry);
     plate_h, plate_allowable (P,) thickness and allowable stress of each plate; points: keep
     the rods' stresses at every recovery point (output.stresses: points), not only the
