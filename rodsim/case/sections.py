@@ -6,7 +6,18 @@ from typing import Any
 
 from rodsim.case import settings
 from rodsim.case.fields import nonnegative, pair, positive
-from rodsim.case.schema import Constant, Field, Number, OneOf, Path, Record, Vector, fail, show
+from rodsim.case.schema import (
+    Constant,
+    Field,
+    ListOf,
+    Number,
+    OneOf,
+    Path,
+    Record,
+    Vector,
+    fail,
+    show,
+)
 from rodsim.model.sections import RodSection, section_from_material, section_from_resultants
 from rodsim.model.shapes import SHAPES
 
@@ -38,6 +49,11 @@ _SHAPE_SIZES = {
     "box": (Vector(n=3, item=positive("length")), "rectangular hollow [h, b, t] (wall t)"),
     "channel": (Vector(n=4, item=positive("length")), "channel " + _I + "; web on the -d2 side"),
     "angle": (Vector(n=3, item=positive("length")), "angle [h, b, t]: legs h, b; principal axes"),
+    "polygon": (
+        ListOf(Vector(n=2, item=Number(dim="length")), min_items=3),
+        "any section: its outline [[x2, x3], ...] (needs rodsim[sections]); moved to its "
+        "centroid and principal axes",
+    ),
 }
 SHAPE = OneOf(
     tuple((name, *_SHAPE_SIZES[name]) for name in SHAPES.names()),

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rodsim.model import thin_walled
+from rodsim.model import polygon_section, thin_walled
 from rodsim.model.section_geometry import Boundary, ShapeProperties
 from rodsim.registry import Registry
 
@@ -195,6 +195,7 @@ SHAPES = Registry(
         "box": Shape(thin_walled.box_properties, thin_walled.box_boundary, 9),
         "channel": Shape(thin_walled.channel_properties, thin_walled.channel_boundary, 9),
         "angle": Shape(thin_walled.angle_properties, thin_walled.angle_boundary, 13),
+        "polygon": Shape(polygon_section.polygon_properties, polygon_section.polygon_boundary, 0),
     },
 )
 
