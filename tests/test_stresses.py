@@ -340,3 +340,17 @@ def test_polygon_without_sectionproperties_says_how_to_install(monkeypatch):
     with pytest.raises(ValueError, match=r'pip install "rodsim\[sections\]"'):
         shapes.SHAPES["polygon"].properties(((0, 0), (1, 0), (0, 1)))
     polygon_section._analyse.cache_clear()
+
+
+def test_plot_of_utilisation_along_a_set(tmp_path):
+    """rodsim plot utilisation@beam.all draws one curve per rod element of the set."""
+    from rodsim.post.plots import plot_results
+
+    text = CANTILEVER.format(shape="circle: 0.02", force=50.0, torque=0.0, length=1.0, n=4)
+    case = tmp_path / "c.yaml"
+    case.write_text(text)
+    result = rodsim.run_case(case, tmp_path / "c.h5")
+    out = plot_results(result.path, "utilisation@beam.all", tmp_path / "u.png")
+    assert out.stat().st_size > 1000
+    with pytest.raises(rodsim.CaseError, match="no element of node set 'beam.end'"):
+        plot_results(result.path, "von_mises_max@beam.end", tmp_path / "v.png")

@@ -245,6 +245,8 @@ QUANTITIES = {
     "membrane": "force/length",
     "bending": "force",
     "shear": "force/length",
+    "von_mises_max": "force/length^2",
+    "utilisation": "1",
 }
 
 

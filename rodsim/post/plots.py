@@ -6,7 +6,8 @@ moment, strain, curvature) on the elements whose two nodes are in SET; an option
 after a dot selects one curve: x/y/z (nodal vectors), w/x/y/z (rotation), axial/shear2/shear3
 (force), torsion/bending2/bending3 (moment), 1/2/3 (strain, curvature); or a plate quantity
 (membrane, bending, shear) on the plates whose corners are all in SET, components
-N11/N22/N12, M11/M22/M12, Q1/Q2.
+N11/N22/N12, M11/M22/M12, Q1/Q2; or a stress (von_mises_max, utilisation; docs/stresses.md)
+of the rod and plate elements of SET.
 """
 
 from pathlib import Path
@@ -28,6 +29,7 @@ NODAL = (
 )
 RODS = ("force", "moment", "strain", "curvature")
 PLATES = ("membrane", "bending", "shear")
+STRESSES = ("von_mises_max", "utilisation")  # per element of rods and plates
 COMPONENTS = {
     "rotation": ("w", "x", "y", "z"),
     "force": ("axial", "shear2", "shear3"),
@@ -108,12 +110,14 @@ def _quantity(f, t, what: str, ax, n: int, system=None) -> None:
         elems = _elements_in(f, "rods" if name in RODS else "plates", nodes, set_name)
         data = f[f"{'rods' if name in RODS else 'plates'}/{name}"][:n, elems]
         labels = [f"element {e}" for e in elems]
+    elif name in STRESSES:
+        data, labels = _stresses(f, name, nodes, set_name, n)
     else:
+        known = NODAL + RODS + PLATES + STRESSES
         raise CaseError(
-            f"unknown quantity {name!r}; expected one of {', '.join(NODAL + RODS + PLATES)}",
-            key="plot",
+            f"unknown quantity {name!r}; expected one of {', '.join(known)}", key="plot"
         )
-    names = COMPONENTS.get(name, ("x", "y", "z"))
+    names = COMPONENTS.get(name, ("x", "y", "z") if data.shape[2] == 3 else ("",))
     if component:
         if component not in names:
             raise CaseError(
@@ -128,8 +132,26 @@ def _quantity(f, t, what: str, ax, n: int, system=None) -> None:
         labels = [f"mean of {len(labels)}"]
     for i, label in enumerate(labels):
         for k in picks:
-            ax.plot(t, data[:, i, k], label=f"{label} {names[k]}")
+            ax.plot(t, data[:, i, k], label=f"{label} {names[k]}".rstrip())
     ax.set_ylabel(units.axis_label(quantity, system, name))
+
+
+def _stresses(f, name: str, nodes: np.ndarray, set_name: str, n: int):
+    """(F, K, 1) values of a stress quantity on the rod and plate elements of a set, labels."""
+    parts, labels = [], []
+    for kind in ("rods", "plates"):
+        if f"{kind}/{name}" not in f:
+            continue
+        elems = np.flatnonzero(np.isin(f[f"mesh/{kind}"][()], nodes).all(axis=1))
+        parts.append(f[f"{kind}/{name}"][:n, elems])
+        labels += [f"{kind[:-1]} {e}" for e in elems]
+    if not labels:
+        raise CaseError(
+            f"no element of node set {set_name!r} has {name} (rods given by stiffnesses have "
+            "no stresses: docs/stresses.md)",
+            key="plot",
+        )
+    return np.concatenate(parts, axis=1)[:, :, None], labels
 
 
 def _elements_in(f, kind: str, nodes: np.ndarray, set_name: str) -> np.ndarray:
