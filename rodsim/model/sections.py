@@ -127,12 +127,14 @@ def section_from_material(E, nu, rho, shape, shear_factor=None, allowable=None) 
     """Section of a homogeneous, isotropic, linear-elastic material and a solid shape.
 
     E: Young's modulus (force / L^2); nu: Poisson's ratio in (-1, 0.5]; rho: density (M / L^3);
-    G = E / (2 (1 + nu)). shape: a dict with exactly one of ``rectangle: [width, height]``
-    (width along d2, height along d3), ``circle: r`` or ``tube: [ro, ri]`` (0 <= ri < ro); see
-    :func:`shape_properties`. shear_factor: k in (0, 1]; default Cowper's value for the shape
-    (:func:`cowper_shear_factor`).
+    G = E / (2 (1 + nu)). shape: ``{kind: size}`` of a shape of rodsim.model.shapes.SHAPES
+    (``rectangle: [width, height]``, width along d2, height along d3; ``circle: r``; ``tube:
+    [ro, ri]``; the profiles and ``polygon``, docs/stresses.md). shear_factor: k in (0, 1]
+    along both d2 and d3; default the shape's own (Cowper's value for the solid shapes, the
+    shear areas of profiles: rodsim.model.shapes.shear_factors). allowable: the material's
+    allowable stress for the utilisation (None: not given).
 
-    Returns EA = E A, GA2 = GA3 = k G A, GJ = G J (St-Venant), EI2 = E I2, EI3 = E I3,
+    Returns EA = E A, GA2 = k2 G A, GA3 = k3 G A, GJ = G J (St-Venant), EI2 = E I2, EI3 = E I3,
     rhoA = rho A, rhoI2 = rho I2, rhoI3 = rho I3, rhoJ = rho (I2 + I3) (polar: the rotational
     inertia of the section about d1, which differs from rho J for non-circular sections);
     geometry: the shape, its recovery points and the allowable stress (None: not given).
