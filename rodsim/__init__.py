@@ -21,6 +21,7 @@ _API = {
     "summary": "rodsim.api",
     "run_case": "rodsim.api",
     "run_in_memory": "rodsim.api",
+    "modes": "rodsim.api",
     "read_results": "rodsim.results",
     "Results": "rodsim.results",
     "Simulation": "rodsim.simulation",

@@ -10,10 +10,14 @@ Python: rodsim.Simulation.
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from rodsim import run as runner
+from rodsim import solvers
 from rodsim.case import load
 from rodsim.case.load import Case
 from rodsim.errors import CaseError
+from rodsim.integrators import equilibrium, implicit, modal
 from rodsim.results import Results, from_frames, read_results
 from rodsim.run import Prepared, Result, summary
 
@@ -22,6 +26,7 @@ __all__ = [
     "case_from_yaml",
     "check",
     "load_case",
+    "modes",
     "prepare",
     "read_results",
     "run_case",
@@ -114,3 +119,33 @@ def run_in_memory(
     c = prep.case
     units = runner.units_attribute(c)
     return from_frames(frames, prep.setup.mesh, c.settings.title, c.text, c.overrides, units)
+
+
+def modes(case, overrides=(), *, count: int = 10, about: str | None = None, max_memory=None):
+    """The `count` lowest natural modes of a case (docs/modal.md): about its equilibrium at
+    the full load (an equilibrium case, after its load steps; the default for one) or about
+    the reference ("reference"; the default for a dynamic case, its loads at t = 0 in the
+    tangent). Returns rodsim.integrators.modal.Modes."""
+    prep = prepare(case, overrides, max_memory=max_memory)
+    s = prep.case.settings.solver
+    about = about or ("equilibrium" if s.static else "reference")
+    if about not in ("reference", "equilibrium"):
+        raise ValueError(f"about: expected reference or equilibrium, got {about!r}")
+    if about == "equilibrium" and not s.static:
+        raise CaseError(
+            "modes about an equilibrium need analysis: equilibrium (the loads then ramp with "
+            "the load multiplier)",
+            file=prep.case.label,
+            key="solver.analysis",
+        )
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(f"count: expected a positive integer, got {count!r}")
+    model = prep.setup.model
+    if about == "equilibrium":
+        eq = solvers.start(prep)
+        for i in range(1, prep.plan.n_steps + 1):
+            equilibrium.solve_load_step(eq, i / prep.plan.n_steps)
+        return modal.modes(model, s.group, eq.x, eq.rot, eq.quat, count, eq.load)
+    quat = np.empty((model.n_nodes, 4))
+    implicit.quaternions(model.rot0, quat)
+    return modal.modes(model, s.group, model.x0, model.rot0, quat, count, 0.0)

@@ -1,0 +1,132 @@
+"""Natural modes about a state: the reference or an equilibrium (docs/modal.md).
+
+About a configuration (x_a, Lambda_a) the motion is perturbed in spatial increments, a
+displacement u_a and a rotation vector theta_a with Lambda = exp(hat(theta)) Lambda_a (the
+Lie-group parametrisation of SO(3)xR3, in both groups). The tangent stiffness K is the
+derivative of the static residual of the implicit scheme (rodsim.integrators.vi_residual,
+complex-step exact) with respect to these increments, loads at their value at the state
+included (stress stiffening, follower-load stiffness); the mass M is the lumped mass with the
+rotary inertia Lambda J Lambda^T of each node. Fixed and prescribed components are removed.
+
+    K phi = lambda M phi,   lambda = omega^2,   f = omega / (2 pi).
+
+Conservative loads give a symmetric K: the lowest modes come from scipy's shift-invert Lanczos
+(eigsh). Loads that are not conservative (follower forces, moments, pressure) give a
+non-symmetric K: shift-invert Arnoldi (eigs), with complex eigenvalues where the structure
+flutters. A mode whose |lambda| is below 1e-12 of the largest nodal stiffness-to-mass ratio is
+rigid (f below about 1e-6 of the mesh's highest frequency).
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as la
+import scipy.sparse as sp
+import scipy.sparse.linalg as sla
+
+from rodsim.errors import NumericalError
+from rodsim.integrators import implicit
+from rodsim.integrators import vi_residual as vr
+
+RIGID = 1e-12  # |lambda| / max(diag K / diag M) below which a mode is rigid
+SYMMETRIC = 1e-9  # |K - K^T| / |K| below which K is taken as symmetric
+
+
+@dataclass(frozen=True)
+class Modes:
+    """The lowest M modes about a state, by increasing |eigenvalue|.
+
+    eigenvalue (M,) complex: lambda = omega^2 (1/time^2), real for a symmetric K;
+    frequency (M,): sqrt(max(Re lambda, 0)) / (2 pi), cycles per time unit (Hz in SI);
+    shape (M, N, 6): the mode (u, theta) per node in global axes, mass-normalised
+    (phi^T M phi = 1; the real part for a complex mode); effective_mass (M, 6): the effective
+    modal mass along x, y, z (mass) and about the global x, y, z axes through the origin
+    (mass length^2), (phi^T M r)^2 for the rigid motion r; rigid (M,) bool; symmetric: K was
+    symmetric (conservative loads); load: the load multiplier of the state."""
+
+    eigenvalue: np.ndarray
+    frequency: np.ndarray
+    shape: np.ndarray
+    effective_mass: np.ndarray
+    rigid: np.ndarray
+    symmetric: bool
+    load: float
+
+
+def matrices(model, group: str, x, rot, quat, load: float) -> tuple[sp.csc_matrix, sp.csc_matrix]:
+    """(K, M) (6N, 6N) in spatial increments (u, theta) per node, all components."""
+    solver = implicit.make_solver(model, group)
+    n = model.n_nodes
+    zero = np.zeros((n, 6))
+    sd = implicit.step_data(solver, x, rot, quat, zero, 1.0, load, load, vr.STATIC)
+    jac = solver.matrix(sd, zero)
+    blocks = np.zeros((n, 6, 6))
+    # columns: body rotation (and SE3 body translation) increments -> spatial, d = R^T d_s
+    blocks[:, :3, :3] = np.transpose(rot, (0, 2, 1)) if sd.se3 else np.eye(3)
+    blocks[:, 3:, 3:] = np.transpose(rot, (0, 2, 1))
+    k = (jac @ sp.block_diag(list(blocks), format="csc")).tocsc()
+    mass = np.zeros((n, 6, 6))
+    mass[:, :3, :3] = model.mass[:, None, None] * np.eye(3)
+    mass[:, 3:, 3:] = np.einsum("nij,njk,nlk->nil", rot, model.inertia, rot)
+    return k, sp.block_diag(list(mass), format="csc")
+
+
+def rigid_motions(x: np.ndarray) -> np.ndarray:
+    """(6N, 6): the unit rigid motions, translations along x, y, z and rotations about the
+    global axes through the origin (u = e x position, theta = e)."""
+    n = len(x)
+    r = np.zeros((n, 6, 6))
+    for i in range(3):
+        e = np.eye(3)[i]
+        r[:, :3, i] = e
+        r[:, :3, 3 + i] = np.cross(e, x)
+        r[:, 3:, 3 + i] = e
+    return r.reshape(6 * n, 6)
+
+
+def modes(model, group: str, x, rot, quat, count: int, load: float = 0.0) -> Modes:
+    """The `count` lowest modes about the state (x, rot, quat) at load multiplier `load`."""
+    k, m = matrices(model, group, x, rot, quat, load)
+    free = np.flatnonzero(~model.fixed.ravel())
+    if len(free) == 0:
+        raise NumericalError("every degree of freedom is fixed: the structure has no modes")
+    kf, mf = k[free][:, free].tocsc(), m[free][:, free].tocsc()
+    scale = float(np.max(np.abs(kf.diagonal()) / np.maximum(mf.diagonal(), 1e-300)))
+    count = min(count, len(free) - 1) if len(free) > 1 else 1
+    asym = abs(kf - kf.T).max() / max(abs(kf).max(), 1e-300)
+    symmetric = asym <= SYMMETRIC
+    sigma = -1e-9 * scale  # below zero: rigid modes (lambda = 0) factor too
+    try:
+        if len(free) <= max(2 * count, 12):  # tiny: dense (M-orthonormal where symmetric)
+            k_dense, m_dense = kf.toarray(), mf.toarray()
+            if symmetric:
+                vals, vecs = la.eigh((k_dense + k_dense.T) * 0.5, m_dense)
+            else:
+                vals, vecs = la.eig(k_dense, m_dense)
+        elif symmetric:
+            vals, vecs = sla.eigsh((kf + kf.T) * 0.5, k=count, M=mf, sigma=sigma, which="LM")
+        else:
+            vals, vecs = sla.eigs(kf, k=count, M=mf, sigma=sigma, which="LM")
+    except (RuntimeError, sla.ArpackError) as exc:
+        raise NumericalError(f"the eigensolver failed: {exc}") from None
+    vals = np.asarray(vals, dtype=complex)
+    if symmetric:
+        vals = vals.real.astype(complex)
+    order = np.argsort(np.abs(vals))[:count]
+    vals, vecs = vals[order], np.real(vecs[:, order])
+    norms = np.sqrt(np.einsum("ij,ij->j", vecs, mf @ vecs))
+    vecs = vecs / np.where(norms > 0, norms, 1.0)
+    shapes = np.zeros((len(order), 6 * model.n_nodes))
+    shapes[:, free] = vecs.T
+    gamma = shapes @ (m @ rigid_motions(x))
+    frequency = np.sqrt(np.maximum(vals.real, 0.0)) / (2.0 * math.pi)
+    return Modes(
+        eigenvalue=vals,
+        frequency=frequency,
+        shape=shapes.reshape(len(order), model.n_nodes, 6),
+        effective_mass=gamma**2,
+        rigid=np.abs(vals) < RIGID * scale,
+        symmetric=bool(symmetric),
+        load=float(load),
+    )

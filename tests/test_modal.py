@@ -1,0 +1,129 @@
+"""Natural modes (issue 17, docs/modal.md): against Euler-Bernoulli beams, bars and shafts,
+free bodies, a beam under axial load about its equilibrium and Beck's follower-loaded column."""
+
+import math
+
+import numpy as np
+import pytest
+
+import rodsim
+from rodsim.integrators import implicit, modal
+
+E, NU, RHO = 2.1e11, 0.3, 7850.0
+W, H = 0.02, 0.01  # rectangle: width along d2, height along d3
+A = W * H
+I2, I3 = W * H**3 / 12, H * W**3 / 12  # about d2 (weak here), about d3
+
+BEAM = """
+rodsim: 1
+mesh:
+  - rod: {{name: beam, from: [0, 0, 0], to: [1, 0, 0], elements: {n}, section: s, up: [0, 0, 1]}}
+sections:
+  s: {{type: rod, material: {{E: 2.1e11, nu: 0.3, rho: 7850}}, shape: {{rectangle: [0.02, 0.01]}}}}
+boundary:
+{boundary}
+loads:
+{loads}
+solver: {solver}
+"""
+
+
+CLAMPED = "  - {set: beam.start, fix: all}"
+
+
+def _case(n=40, boundary=CLAMPED, loads="", solver="{t_end: 1}"):
+    text = BEAM.format(n=n, boundary=boundary, loads=loads, solver=solver)
+    text = text.replace("boundary:\n\n", "").replace("loads:\n\n", "")
+    return rodsim.case_from_yaml(text)
+
+
+def _modes(n=40, boundary=CLAMPED, loads="", solver="{t_end: 1}", **kw):
+    return rodsim.modes(_case(n, boundary, loads, solver), **kw)
+
+
+def _beam_frequency(beta_l: float, i: float) -> float:
+    """Euler-Bernoulli: f = (beta L)^2 / (2 pi) sqrt(E I / (rho A L^4)), L = 1."""
+    return beta_l**2 / (2 * math.pi) * math.sqrt(E * i / (RHO * A))
+
+
+def test_cantilever_bending_axial_and_torsion():
+    """40 elements: the first two bending modes in both planes against Euler-Bernoulli. Shear
+    and rotary inertia lower them by about (beta r)^2 (1 + E/(k G)) / 2 (r the radius of
+    gyration; 1.5e-3 for the second mode in the stiff plane, h/L = 0.02), the element by about
+    (beta h_e)^2 / 12 (1.1e-3): 0.1% for the first, 0.5% for the second. The first axial mode
+    (1/4L) sqrt(E/rho) and torsion (1/4L) sqrt(G J / (rho I_p)) within 0.5%."""
+    m = _modes(count=16)
+    f = m.frequency
+    assert not m.rigid.any()
+    assert m.symmetric
+    for beta_l, tol in ((1.875104, 1e-3), (4.694091, 5e-3)):
+        for i in (I2, I3):
+            assert np.min(np.abs(f / _beam_frequency(beta_l, i) - 1)) < tol
+    axial = math.sqrt(E / RHO) / 4
+    g = E / (2 * (1 + NU))
+    j = 0.2287 * W * H**3  # beta(2) of the Saint-Venant series, 4 digits
+    torsion = math.sqrt(g * j / (RHO * (I2 + I3))) / 4
+    assert np.min(np.abs(f / axial - 1)) < 5e-3
+    assert np.min(np.abs(f / torsion - 1)) < 5e-3
+
+
+def test_modes_are_mass_normalised_and_orthogonal():
+    m = _modes(n=10, count=8)
+    model = rodsim.prepare(_case(n=10)).setup.model
+    quat = np.empty((model.n_nodes, 4))
+    implicit.quaternions(model.rot0, quat)
+    k, mass = modal.matrices(model, "SO3xR3", model.x0, model.rot0, quat, 0.0)
+    phi = m.shape.reshape(len(m.frequency), -1).T
+    np.testing.assert_allclose(phi.T @ mass @ phi, np.eye(8), atol=1e-9)
+    lam = np.diag(m.eigenvalue.real)
+    np.testing.assert_allclose(phi.T @ k @ phi, lam, atol=1e-9 * lam.max())
+
+
+def test_a_free_beam_has_six_rigid_modes_and_all_its_mass():
+    """Free-free: six rigid modes (f = 0, flagged), then (4.730)^2 of Euler-Bernoulli within
+    0.2%; with every mode (a 3-element beam, 24 dofs) the effective masses add up to the
+    model's mass along each axis and its moment of inertia about each axis through the origin
+    (r^T M r: the modes are complete and M-orthonormal)."""
+    m = _modes(boundary="", count=8)
+    assert m.rigid[:6].all()
+    assert not m.rigid[6:].any()
+    assert m.frequency[6] == pytest.approx(_beam_frequency(4.730041, I2), rel=2e-3)
+    small = _modes(n=3, boundary="", count=24)
+    mass = RHO * A
+    assert small.effective_mass[:, :3].sum(axis=0) == pytest.approx([mass] * 3, rel=1e-9)
+    # about x: the rod's polar inertia; about y, z: the lumped masses m/6, m/3, m/3, m/6 at
+    # x = 0, 1/3, 2/3, 1 (sum m_i x_i^2 = 19/54 m, not the continuous m/3) + the sections'
+    polar = RHO * (I2 + I3)
+    lumped = 19 / 54 * mass
+    about = [polar, lumped + RHO * I2, lumped + RHO * I3]
+    assert small.effective_mass[:, 3:].sum(axis=0) == pytest.approx(about, rel=1e-9)
+
+
+PINNED = """  - {set: beam.start, fix: [ux, uy, uz, rx]}
+  - {set: beam.end, fix: [uy, uz, rx]}"""
+
+
+@pytest.mark.parametrize("axial", [-0.5, 0.0, 2.0])
+def test_axial_load_stiffens_or_softens_about_the_equilibrium(axial):
+    """A pinned-pinned beam under an axial end force P = axial x P_Euler (tension > 0): about
+    its equilibrium, f1 = f1(0) sqrt(1 + P / P_Euler) (stress stiffening), within 0.5%."""
+    euler = math.pi**2 * E * I2
+    load = f"  - {{set: beam.end, force: [{axial * euler}, 0, 0]}}"
+    m = _modes(boundary=PINNED, loads=load, solver="{analysis: equilibrium}", count=3)
+    f0 = _beam_frequency(math.pi, I2)
+    assert m.frequency[0] == pytest.approx(f0 * math.sqrt(1 + axial), rel=5e-3)
+    assert m.load == 1.0
+
+
+def test_becks_column_flutters():
+    """A cantilever under a compressive follower tip force (Beck's column), modes about the
+    compressed equilibrium: K is not symmetric; below the critical load 20.05 EI/L^2
+    (Beck 1952; Bolotin, Nonconservative Problems of the Theory of Elastic Stability) the
+    eigenvalues are real, above it the two lowest merge into a complex pair (flutter)."""
+    ei = E * I2
+    for factor, flutter in ((15.0, False), (25.0, True)):
+        load = f"  - {{set: beam.end, force: [{-factor * ei}, 0, 0], follower: true}}"
+        m = _modes(n=20, loads=load, solver="{analysis: equilibrium}", count=4)
+        assert not m.symmetric
+        complex_pair = np.abs(m.eigenvalue[:2].imag).max() > 1e-6 * np.abs(m.eigenvalue[:2]).max()
+        assert complex_pair == flutter, (factor, m.eigenvalue[:2])
