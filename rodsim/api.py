@@ -115,7 +115,7 @@ def run_in_memory(
     files: the Results equal those read_results reads from the file the run would write.
     NumericalError loses the frames (run_case keeps them in its file)."""
     prep = prepare(case, overrides, max_memory=max_memory)
-    frames = list(runner.frames(prep, progress))
+    frames = [f for f in runner.frames(prep, progress) if not isinstance(f, modal.Modes)]
     c = prep.case
     units = runner.units_attribute(c)
     return from_frames(frames, prep.setup.mesh, c.settings.title, c.text, c.overrides, units)

@@ -178,8 +178,9 @@ def run_time(prep) -> RunTime:
             per_step *= PARALLEL
         kind = f"explicit order {order}, {group}" + (", parallel" if p.parallel else "")
     else:
-        per_step = ITERATIONS[p.kind] * _newton(p.kind, e, n_plates)
-        kind = f"{p.kind}, ~{ITERATIONS[p.kind]} Newton iterations a step"
+        row = "equilibrium" if p.kind == "modal" else p.kind  # modal: its equilibrium's steps
+        per_step = ITERATIONS[row] * _newton(row, e, n_plates)
+        kind = f"{p.kind}, ~{ITERATIONS[row]} Newton iterations a step"
     output = prep.case.settings.output
     per_frame = _cost(FRAME, m.n_nodes, n_plates) + (
         _cost(VTK_FRAME, m.n_nodes, n_plates) if output.vtk else 0.0

@@ -60,6 +60,15 @@ from rodsim.writers.frame import Frame, share
 
 log = logging.getLogger(__name__)
 
+# the modes/ group of a modal analysis (docs/results.md, "Modes"): M modes
+MODE_DESCRIPTIONS = {
+    "frequency": "(M,) natural frequency, cycles per time unit: sqrt(max(Re lambda, 0)) / 2 pi",
+    "eigenvalue": "(M, 2) real and imaginary part of lambda = omega^2 (1/time^2)",
+    "shape": "(M, N, 6) mass-normalised mode (u, theta) per node, global axes",
+    "effective_mass": "(M, 6) effective modal mass along x, y, z and about the global axes",
+    "rigid": "(M,) 1 for a rigid-body mode",
+}
+
 CHUNK_BYTES = 1 << 16
 # Chunks are allocated whole, so the last, partly filled chunk of a dataset is file space
 # without data: with the run's expected frames spread over at least this many chunks, that
@@ -392,6 +401,31 @@ class ResultsWriter:
                     f"cannot put the new results in place ({exc})", file=str(self.path)
                 ) from None
         self.frames += 1
+
+    def write_modes(self, modes, about: str) -> None:
+        """The modes of a modal analysis (rodsim.integrators.modal.Modes) as the group modes/
+        (docs/results.md, "Modes"), after the frames."""
+        f = self.file
+        try:
+            g = f.require_group("modes")
+            g.attrs["about"] = about
+            g.attrs["load"] = float(modes.load)
+            g.attrs["symmetric"] = int(modes.symmetric)
+            eigenvalue = np.column_stack([modes.eigenvalue.real, modes.eigenvalue.imag])
+            for name, value in (
+                ("frequency", modes.frequency),
+                ("eigenvalue", eigenvalue),
+                ("shape", modes.shape),
+                ("effective_mass", modes.effective_mass),
+                ("rigid", modes.rigid.astype(np.int64)),
+            ):
+                ds = g.create_dataset(name, data=value)
+                ds.attrs["description"] = MODE_DESCRIPTIONS[name]
+            f.flush()
+        except OSError as exc:
+            raise ResourceError(
+                f"writing the modes failed ({exc}); {self._safe()}", file=str(self.path)
+            ) from None
 
     def _replace(self) -> None:
         """Put the new file in place (the open handle follows the rename). The old one is

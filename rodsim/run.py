@@ -26,6 +26,7 @@ from rodsim.errors import (
     ResourceError,
     RodsimError,
 )
+from rodsim.integrators.modal import Modes
 from rodsim.integrators.planning import Plan, plan, split_steps
 from rodsim.model.forces import load_totals
 from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter
@@ -115,7 +116,11 @@ def summary(prep: Prepared) -> str:
         f"solver    {s.analysis}, {solvers.SOLVERS[p.kind].label(s)}, group {s.group}"
         + (", parallel" if p.parallel else ""),
     ]
-    if p.kind == "equilibrium":
+    if p.kind == "modal":
+        lines.append(
+            f"modes     the {s.modal.modes} lowest about the {s.modal.about} (docs/modal.md)"
+        )
+    if s.static:
         eq = s.equilibrium
         lines += [
             f"load      {p.n_steps} load steps to multiplier 1, tolerance {eq.tol:.3g}, "
@@ -123,6 +128,8 @@ def summary(prep: Prepared) -> str:
             f"estimate {p.stable_dt:.6g}), at most {eq.max_steps} per load step",
             f"output    {p.n_frames} frames, one per load step",
         ]
+    elif p.kind == "modal":
+        lines.append("output    1 frame (the reference), then the modes")
     else:
         lines += [
             f"time      t_end {s.t_end:.6g}, dt {p.dt:.6g} "
@@ -167,7 +174,7 @@ def _loads_line(prep: Prepared) -> str:
     about the origin of all but gravity, and gravity's force, in the reference configuration
     at t = 0 (equilibrium: at the full load, multiplier 1), time functions included."""
     d, m = prep.case.settings, prep.setup.model
-    static = d.solver.analysis == "equilibrium"
+    static = d.solver.static
     force, moment, weight = load_totals(m.terms, m.x0, m.rot0, 1.0 if static else 0.0)
     return (
         f"loads     {_count(len(d.loads))}; at {'load 1' if static else 't = 0'}: "
@@ -305,6 +312,10 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
                 pvd, mesh.points, mesh.conn, plates=mesh.plates, expected_frames=p.n_frames + 1
             )
         for frame in frames(prep, progress, stop):
+            if isinstance(frame, Modes):  # a modal analysis' result, after its frames
+                with watch.deferred():
+                    writer.write_modes(frame, prep.case.settings.solver.modal.about)
+                continue
             with watch.deferred():  # a second signal does not cut a frame in half
                 writer.write(frame)
                 last = frame

@@ -65,6 +65,11 @@ class Simulation:
         prep = prepare(case, overrides, max_memory=max_memory)
         self.prepared = prep = _own_controls(prep)
         self.kind = prep.plan.kind
+        if self.kind == "modal":
+            raise CaseError(
+                "a modal analysis has no steps to take: use rodsim.modes (docs/modal.md)",
+                key="solver.analysis",
+            )
         self._solver = solvers.start(prep)
         self._stale = False  # loads changed since the forces were computed
         self._last = None  # equilibrium: the LoadStep that reached the state

@@ -10,7 +10,9 @@ import time as wallclock
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from rodsim.integrators import dynamics, equilibrium, implicit
+import numpy as np
+
+from rodsim.integrators import dynamics, equilibrium, implicit, modal
 from rodsim.interrupts import StopRequested
 from rodsim.model import forces
 from rodsim.output import dynamic_frame, static_frame
@@ -104,12 +106,12 @@ def _dynamic_frames(prep, progress, stop):
         written = run.step
 
 
-def _equilibrium_frames(prep, progress, stop):
+def _equilibrium_frames(prep, progress, stop, eq=None):
     """Frames of an equilibrium analysis: the reference at load 0, then one per load step; on
     a stop request, the current (unconverged) iterate as a last, off-schedule frame at the
     load multiplier it was heading for, with its residual."""
     p = prep.plan
-    eq = _start_equilibrium(prep)
+    eq = _start_equilibrium(prep) if eq is None else eq
     eq.stop = stop
     yield static_frame(eq.model, eq.x, eq.rot, eq.load)
     for i in range(1, p.n_steps + 1):
@@ -135,6 +137,25 @@ def _equilibrium_frames(prep, progress, stop):
         if progress:
             progress(step.load, i, p.n_steps)
         yield static_frame(eq.model, eq.x, eq.rot, eq.load, step)
+
+
+def _modal_frames(prep, progress, stop):
+    """Frames of a modal analysis: the state the modes are about (the reference, or the
+    equilibrium's load steps), then the modes (rodsim.integrators.modal.Modes) as the last
+    item, unless a stop request cut the equilibrium short."""
+    s, model = prep.case.settings.solver, prep.setup.model
+    if s.static:
+        eq = _start_equilibrium(prep)
+        yield from _equilibrium_frames(prep, progress, stop, eq)
+        if eq.load < 1.0:
+            return
+        x, rot, quat, load = eq.x, eq.rot, eq.quat, eq.load
+    else:
+        x, rot, load = model.x0, model.rot0, 0.0
+        quat = np.empty((model.n_nodes, 4))
+        implicit.quaternions(rot, quat)
+        yield static_frame(model, x, rot, load)
+    yield modal.modes(model, s.group, x, rot, quat, s.modal.modes, load)
 
 
 def _refresh_explicit(run, model) -> None:
@@ -183,6 +204,13 @@ SOLVERS = Registry(
             lambda s: "implicit (Cayley VI) with Newton",
             _start_equilibrium,
             _equilibrium_frames,
+            None,
+            _refresh_equilibrium,
+        ),
+        "modal": SolverKind(
+            lambda s: f"{s.modal.modes} lowest modes about the {s.modal.about}",
+            _start_equilibrium,
+            _modal_frames,
             None,
             _refresh_equilibrium,
         ),

@@ -127,3 +127,34 @@ def test_becks_column_flutters():
         assert not m.symmetric
         complex_pair = np.abs(m.eigenvalue[:2].imag).max() > 1e-6 * np.abs(m.eigenvalue[:2]).max()
         assert complex_pair == flutter, (factor, m.eigenvalue[:2])
+
+
+def test_analysis_modal_writes_the_modes(tmp_path):
+    """`analysis: modal` (about the equilibrium of the axially loaded pinned beam): the file's
+    modes/ group holds what rodsim.modes gives, after the equilibrium's frames; rodsim info
+    prints the frequency table; a Simulation refuses (no steps)."""
+    from click.testing import CliRunner
+
+    from rodsim.cli import main
+
+    euler = math.pi**2 * E * I2
+    load = f"  - {{set: beam.end, force: [{2 * euler}, 0, 0]}}"
+    solver = (
+        "{analysis: modal, modal: {modes: 3, about: equilibrium}, equilibrium: {load_steps: 2}}"
+    )
+    case = _case(n=20, boundary=PINNED, loads=load, solver=solver)
+    expected = rodsim.modes(case, count=3)
+    result = rodsim.run_case(case, tmp_path / "m.h5")
+    with __import__("h5py").File(result.path) as f:
+        np.testing.assert_allclose(f["modes/frequency"][()], expected.frequency, rtol=1e-9)
+        assert f["modes/shape"].shape == (3, 21, 6)
+        assert f.attrs["status"] == "complete"
+        assert f["time"].shape == (3,)  # load 0, 1/2, 1
+        assert f["modes"].attrs["about"] == "equilibrium"
+    f0 = _beam_frequency(math.pi, I2)
+    assert expected.frequency[0] == pytest.approx(f0 * math.sqrt(3), rel=5e-3)
+    out = CliRunner().invoke(main, ["info", str(result.path)])
+    assert "modes     3 about the equilibrium (load 1)" in out.output
+    assert f"{expected.frequency[0]:14.6g}" in out.output
+    with pytest.raises(rodsim.CaseError, match="no steps"):
+        rodsim.Simulation(case)

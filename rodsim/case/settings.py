@@ -235,6 +235,12 @@ class EquilibriumSettings:
 
 
 @dataclass(frozen=True)
+class ModalSettings:
+    modes: int
+    about: Literal["reference", "equilibrium"]
+
+
+@dataclass(frozen=True)
 class Solver:
     analysis: str
     scheme: str
@@ -248,15 +254,22 @@ class Solver:
     equilibrium: EquilibriumSettings
     parallel: bool | Literal["auto"]
     rotation_tol: float
+    modal: ModalSettings
 
     @property
     def static(self) -> bool:
-        return self.analysis == "equilibrium"
+        """Loads follow the load multiplier through load steps (equilibrium, and the
+        equilibrium a modal analysis is about)."""
+        return self.analysis == "equilibrium" or (
+            self.analysis == "modal" and self.modal.about == "equilibrium"
+        )
 
     @property
     def kind(self) -> str:
         """The solver that runs the case (rodsim.solvers.SOLVERS): the scheme of a dynamic
-        analysis, or equilibrium."""
+        analysis, equilibrium or modal."""
+        if self.analysis == "modal":
+            return "modal"
         return "equilibrium" if self.static else self.scheme
 
 

@@ -50,7 +50,11 @@ __all__ = ["CASE", "DOFS", "declared_units"]
 # rodsim.solvers.SOLVERS[settings.Solver.kind]
 ANALYSES = Registry(
     "analysis",
-    {"dynamic": "time integration by `scheme`", "equilibrium": "static equilibrium"},
+    {
+        "dynamic": "time integration by `scheme`",
+        "equilibrium": "static equilibrium",
+        "modal": "natural modes (`modal`, docs/modal.md)",
+    },
 )
 SCHEMES = Registry(
     "scheme",
@@ -200,6 +204,25 @@ SOLVER = Record(
             POSITIVE,
             "explicit scheme: tolerance of the nodal rotation solve",
             default=1e-13,
+        ),
+        Field(
+            "modal",
+            Record(
+                (
+                    Field("modes", COUNT, "how many of the lowest modes", default=10),
+                    Field(
+                        "about",
+                        Text(choices=("reference", "equilibrium")),
+                        "the state the modes are about: the reference, or the equilibrium "
+                        "under the case's loads at load multiplier 1 (through the "
+                        "`equilibrium` load steps)",
+                        default="reference",
+                    ),
+                ),
+                into=settings.ModalSettings,
+            ),
+            "analysis: modal settings",
+            default=FILLED,
         ),
     ),
     rules=(_step_count,),

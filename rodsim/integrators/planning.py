@@ -57,6 +57,8 @@ def plan(case, model, n_elements: int) -> Plan:
             "stable-step estimate is not a number)",
             key="sections",
         )
+    if s.kind == "modal" and not s.static:  # about the reference: no steps, one frame
+        return Plan(1.0, 0, 1, float(stable), False, s.kind, 0.0)
     if s.static:
         h0 = s.dt if s.dt != "auto" else 10.0 * stable if math.isfinite(stable) else 1.0
         n = int(s.equilibrium.load_steps)

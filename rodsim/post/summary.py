@@ -57,6 +57,7 @@ def describe(path) -> str:
             f"angular {np.array2string(ang, precision=6)}"
         )
         lines += _stress_lines(f, len(t))
+        lines += _mode_lines(f, system)
         if f.attrs.get("overrides"):
             lines.append(f"overrides {f.attrs['overrides']}")
         lines.append("fields    " + "\n          ".join(fields))
@@ -84,6 +85,27 @@ def _stress_lines(f, n: int) -> list[str]:
                 f"; most utilised: {kind} element {eu}, frame {ku}, utilisation {util[ku, eu]:.4g}"
             )
         lines.append(text)
+    return lines
+
+
+def _mode_lines(f, system) -> list[str]:
+    """The frequency table of a modal analysis (docs/modal.md)."""
+    if "modes" not in f:
+        return []
+    g = f["modes"]
+    unit = f" [{system.label('1/time')}]" if system is not None else ""
+    lines = [
+        f"modes     {len(g['frequency'])} about the {_text(g.attrs.get('about', ''))} "
+        f"(load {float(g.attrs.get('load', 0.0)):.6g})",
+        f"          mode  frequency{unit}  effective mass x, y, z",
+    ]
+    eig = g["eigenvalue"][()]
+    for k, (freq, rigid) in enumerate(zip(g["frequency"][()], g["rigid"][()], strict=True)):
+        note = "  rigid" if rigid else ""
+        if eig[k, 1] != 0.0:
+            note += f"  complex: lambda = {eig[k, 0]:.6g} {eig[k, 1]:+.6g}i (flutter)"
+        mass = ", ".join(f"{m:.4g}" for m in g["effective_mass"][k, :3])
+        lines.append(f"          {k + 1:4d}  {freq:14.6g}  {mass}{note}")
     return lines
 
 
