@@ -123,8 +123,8 @@ FRAME = Items(168 + 32 + 72, 96, 64 + 160)
 # Rod stresses (rodsim.model.stress), with sections that have a shape: the largest von Mises
 # stress and the utilisation 16 per element; with output.stresses: points, the stress (R,3)
 # and von Mises stress (R,) at each of the R recovery points, 32 R per element.
-ROD_STRESS = 16
-POINT_STRESS = 32
+STRESS_BYTES = 16
+POINT_STRESS_BYTES = 32
 # Computing a frame: the reactions' forces, moments and quaternions 80 per node, the element
 # fields' strains and curvatures 48 per element.
 FRAME_WORK = Items(80, 48, 0)
@@ -300,7 +300,7 @@ def estimate(sizes: Sizes, settings: Settings) -> Estimate:
         scheme = _sparse(s, settings)
     frame = _bytes(FRAME, s)
     if settings.stresses:
-        frame += (ROD_STRESS + POINT_STRESS * settings.points) * s.elements
+        frame += (STRESS_BYTES + POINT_STRESS_BYTES * settings.points) * s.elements
     frames = 2 * frame + _bytes(FRAME_WORK, s)
     total = BASELINE + _bytes(MESH, s) + _bytes(MODEL, s) + scheme + frames
     return Estimate(int(total), sizes, settings)

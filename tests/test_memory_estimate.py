@@ -148,7 +148,7 @@ def test_the_tables_are_the_bytes_of_the_real_arrays(tmp_path, kind):
     assert d["model"] == r._bytes(r.MODEL, sizes)
     assert d["explicit"] == r._bytes(r.EXPLICIT, sizes)
     # the rod's section has a shape: its largest von Mises stress and utilisation per element
-    stresses = r.ROD_STRESS * sizes.elements if kind == "rod" else 0
+    stresses = r.STRESS_BYTES * sizes.elements if kind == "rod" else 0
     assert d["frame"] == r._bytes(r.FRAME, sizes) + stresses
     assert d["implicit"] == r._bytes(r.IMPLICIT, sizes) + r.IMPLICIT_BLOCK * d["blocks"]
 
@@ -158,7 +158,7 @@ def test_point_stresses_are_counted(tmp_path):
     R = 48 recovery points of the rectangle (rodsim.model.shapes) per element."""
     points = ROD.replace("vtk: false", "vtk: false, stresses: points")
     sizes, d = _difference(tmp_path, points.format(n=10), points.format(n=40))
-    per_element = r.ROD_STRESS + r.POINT_STRESS * 48
+    per_element = r.STRESS_BYTES + r.POINT_STRESS_BYTES * 48
     assert d["frame"] == r._bytes(r.FRAME, sizes) + per_element * sizes.elements
     settings = r.case_settings(load_case(_case(tmp_path, points.format(n=10))).settings)
     assert settings.points == 48
