@@ -22,6 +22,7 @@ _API = {
     "run_case": "rodsim.api",
     "run_in_memory": "rodsim.api",
     "modes": "rodsim.api",
+    "buckling": "rodsim.api",
     "read_results": "rodsim.results",
     "Results": "rodsim.results",
     "Simulation": "rodsim.simulation",

@@ -22,6 +22,7 @@ from rodsim.results import Results, from_frames, read_results
 from rodsim.run import Prepared, Result, summary
 
 __all__ = [
+    "buckling",
     "case_from_dict",
     "case_from_yaml",
     "check",
@@ -149,3 +150,24 @@ def modes(case, overrides=(), *, count: int = 10, about: str | None = None, max_
     quat = np.empty((model.n_nodes, 4))
     implicit.quaternions(model.rot0, quat)
     return modal.modes(model, s.group, model.x0, model.rot0, quat, count, 0.0)
+
+
+def buckling(case, overrides=(), *, count: int = 5, max_memory=None):
+    """Linear buckling load factors and modes of an equilibrium case's loads about its
+    reference (docs/modal.md, "Buckling"). Returns rodsim.integrators.modal.Buckling."""
+    prep = prepare(case, overrides, max_memory=max_memory)
+    s = prep.case.settings.solver
+    if not s.static:
+        raise CaseError(
+            "linear buckling scales the loads by a load multiplier: set analysis: equilibrium",
+            file=prep.case.label,
+            key="solver.analysis",
+        )
+
+    def state_at(load: float):
+        eq = solvers.start(prep)
+        if load > 0.0:
+            equilibrium.solve_load_step(eq, load)
+        return eq.x, eq.rot, eq.quat
+
+    return modal.buckling(prep.setup.model, s.group, count, state_at)

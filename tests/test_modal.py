@@ -172,3 +172,26 @@ def test_simply_supported_plate_modes_are_kirchhoffs():
     assert m.frequency[0] == pytest.approx(2 * unit, rel=5e-3)
     assert m.frequency[1:3] == pytest.approx([5 * unit] * 2, rel=5e-3)
     assert m.frequency[3] == pytest.approx(8 * unit, rel=1e-2)
+
+
+@pytest.mark.parametrize(
+    ("boundary", "effective_length"),
+    [(CLAMPED, 2.0), (PINNED, 1.0)],  # a cantilever column: 2 L; pinned-pinned: L
+)
+def test_linear_buckling_factors_are_eulers(boundary, effective_length):
+    """An axial compressive end force P0 = 1 kN: the lowest factors are the Euler loads
+    pi^2 E I / (K L)^2 over P0, about the weak axis and then the strong one, within 0.5%
+    (the element raises them by ~(pi h_e / K L)^2 / 12, shear lowers them by ~P/(k G A))."""
+    load = "  - {set: beam.end, force: [-1000, 0, 0]}"
+    case = _case(n=20, boundary=boundary, loads=load, solver="{analysis: equilibrium}")
+    b = rodsim.buckling(case, count=2)
+    euler = [math.pi**2 * E * i / effective_length**2 / 1000 for i in (I2, I3)]
+    assert b.factor == pytest.approx(euler, rel=5e-3)
+    weak = b.shape[0]
+    assert np.abs(weak).max() == pytest.approx(1.0)  # scaled to a largest component of 1
+    assert np.abs(weak[:, 1]).max() < 1e-6 * np.abs(weak[:, 2]).max()  # bends in z only
+
+
+def test_linear_buckling_needs_an_equilibrium_case():
+    with pytest.raises(rodsim.CaseError, match="load multiplier"):
+        rodsim.buckling(_case())

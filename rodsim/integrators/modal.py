@@ -130,3 +130,49 @@ def modes(model, group: str, x, rot, quat, count: int, load: float = 0.0) -> Mod
         symmetric=bool(symmetric),
         load=float(load),
     )
+
+
+@dataclass(frozen=True)
+class Buckling:
+    """Linear buckling about the reference: the load factors lambda (M,) at which K0 + lambda
+    K_G is singular, lowest positive first, and the buckling modes shape (M, N, 6) (u, theta)
+    per node, scaled to a largest displacement or rotation of 1."""
+
+    factor: np.ndarray
+    shape: np.ndarray
+
+
+def buckling(model, group: str, count: int, state_at, epsilon: float = 1e-4) -> Buckling:
+    """Linear buckling factors of the case's loads (docs/modal.md, "Buckling"): K0, the
+    tangent at the reference without loads (material stiffness), and the geometric stiffness
+    of the stresses under the loads, K_G = (K_T(epsilon) - K0) / epsilon from the tangent at
+    the equilibrium at load multiplier epsilon (state_at(epsilon) -> (x, rot, quat));
+    K0 phi = -lambda K_G phi solved as -K_G phi = (1/lambda) K0 phi (K0 positive definite:
+    a supported structure)."""
+    x0, rot0, quat0 = state_at(0.0)
+    k0, _ = matrices(model, group, x0, rot0, quat0, 0.0)
+    x, rot, quat = state_at(epsilon)
+    kt, _ = matrices(model, group, x, rot, quat, epsilon)
+    free = np.flatnonzero(~model.fixed.ravel())
+    k0f = k0[free][:, free]
+    kg = ((kt - k0)[free][:, free]) / epsilon
+    k0s = ((k0f + k0f.T) * 0.5).tocsc()
+    kgs = ((kg + kg.T) * 0.5).tocsc()
+    count = min(count, len(free) - 2)
+    try:
+        if len(free) <= 64:
+            mu, vecs = la.eigh(-kgs.toarray(), k0s.toarray())
+        else:
+            mu, vecs = sla.eigsh(-kgs, k=count, M=k0s, which="LA")
+    except (RuntimeError, np.linalg.LinAlgError, sla.ArpackError) as exc:
+        raise NumericalError(
+            f"linear buckling failed ({exc}): the structure must be supported (K0 positive "
+            "definite)"
+        ) from None
+    positive = mu > 1e-12 * max(np.abs(mu).max(), 1e-300)
+    order = np.argsort(-mu[positive])[:count]
+    factors = 1.0 / mu[positive][order]
+    shapes = np.zeros((len(order), 6 * model.n_nodes))
+    shapes[:, free] = vecs[:, positive][:, order].T
+    shapes /= np.abs(shapes).max(axis=1, keepdims=True)
+    return Buckling(factors, shapes.reshape(len(order), model.n_nodes, 6))
