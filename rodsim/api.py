@@ -10,14 +10,12 @@ Python: rodsim.Simulation.
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 from rodsim import run as runner
 from rodsim import solvers
 from rodsim.case import load
 from rodsim.case.load import Case
 from rodsim.errors import CaseError
-from rodsim.integrators import equilibrium, implicit, modal
+from rodsim.integrators import equilibrium, modal
 from rodsim.results import Results, from_frames, read_results
 from rodsim.run import Prepared, Result, summary
 
@@ -141,15 +139,8 @@ def modes(case, overrides=(), *, count: int = 10, about: str | None = None, max_
         )
     if not isinstance(count, int) or count < 1:
         raise ValueError(f"count: expected a positive integer, got {count!r}")
-    model = prep.setup.model
-    if about == "equilibrium":
-        eq = solvers.start(prep)
-        for i in range(1, prep.plan.n_steps + 1):
-            equilibrium.solve_load_step(eq, i / prep.plan.n_steps)
-        return modal.modes(model, s.group, eq.x, eq.rot, eq.quat, count, eq.load)
-    quat = np.empty((model.n_nodes, 4))
-    implicit.quaternions(model.rot0, quat)
-    return modal.modes(model, s.group, model.x0, model.rot0, quat, count, 0.0)
+    x, rot, quat, load = solvers.modal_state(prep, about)
+    return modal.modes(prep.setup.model, s.group, x, rot, quat, count, load)
 
 
 def buckling(case, overrides=(), *, count: int = 5, max_memory=None):

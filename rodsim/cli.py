@@ -301,12 +301,28 @@ def info(results):
     "-o",
     "--output",
     "folder",
-    type=click.Path(file_okay=False),
-    help="Folder for the series (default: next to the results file).",
+    type=click.Path(),
+    help="Folder for the series (default: next to the results file); with --matrices the "
+    ".npz file (default: <case stem>_matrices.npz next to the case).",
+)
+@click.option(
+    "--matrices",
+    is_flag=True,
+    help="RESULTS is a case file: write its K, M and C with the DOF map (docs/modal.md).",
+)
+@click.option(
+    "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="With --matrices: as run."
 )
 @_handle_errors
-def export(results, fmt, folder):
-    """Write the ParaView series of an existing results file."""
+def export(results, fmt, folder, matrices, overrides):
+    """Write the ParaView series of an existing results file, or (--matrices) the stiffness,
+    mass and damping matrices of a case."""
+    if matrices:
+        from rodsim.post.matrices import export_matrices
+
+        path = export_matrices(results, folder, overrides)
+        click.echo(f"wrote K, M, C and the DOF map: {path}")
+        return
     from rodsim.post.export import export_vtk
     from rodsim.results_reader import incomplete_warning
 

@@ -67,6 +67,7 @@ MODE_DESCRIPTIONS = {
     "shape": "(M, N, 6) mass-normalised mode (u, theta) per node, global axes",
     "effective_mass": "(M, 6) effective modal mass along x, y, z and about the global axes",
     "rigid": "(M,) 1 for a rigid-body mode",
+    "damping_ratio": "(M,) phi^T C phi / (2 omega) with the case's damping (NaN: rigid mode)",
 }
 
 CHUNK_BYTES = 1 << 16
@@ -418,6 +419,7 @@ class ResultsWriter:
                 ("shape", modes.shape),
                 ("effective_mass", modes.effective_mass),
                 ("rigid", modes.rigid.astype(np.int64)),
+                ("damping_ratio", modes.damping_ratio),
             ):
                 ds = g.create_dataset(name, data=value)
                 ds.attrs["description"] = MODE_DESCRIPTIONS[name]

@@ -139,6 +139,20 @@ def _equilibrium_frames(prep, progress, stop, eq=None):
         yield static_frame(eq.model, eq.x, eq.rot, eq.load, step)
 
 
+def modal_state(prep, about: str):
+    """(x, rot, quat, load) the modes of a prepared case are about: its equilibrium at load 1
+    (through its load steps; "equilibrium") or its reference ("reference")."""
+    model = prep.setup.model
+    if about == "equilibrium":
+        eq = _start_equilibrium(prep)
+        for i in range(1, prep.plan.n_steps + 1):
+            equilibrium.solve_load_step(eq, i / prep.plan.n_steps)
+        return eq.x, eq.rot, eq.quat, eq.load
+    quat = np.empty((model.n_nodes, 4))
+    implicit.quaternions(model.rot0, quat)
+    return model.x0, model.rot0, quat, 0.0
+
+
 def _modal_frames(prep, progress, stop):
     """Frames of a modal analysis: the state the modes are about (the reference, or the
     equilibrium's load steps), then the modes (rodsim.integrators.modal.Modes) as the last
@@ -151,9 +165,7 @@ def _modal_frames(prep, progress, stop):
             return
         x, rot, quat, load = eq.x, eq.rot, eq.quat, eq.load
     else:
-        x, rot, load = model.x0, model.rot0, 0.0
-        quat = np.empty((model.n_nodes, 4))
-        implicit.quaternions(rot, quat)
+        x, rot, quat, load = modal_state(prep, "reference")
         yield static_frame(model, x, rot, load)
     yield modal.modes(model, s.group, x, rot, quat, s.modal.modes, load)
 

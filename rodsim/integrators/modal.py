@@ -17,6 +17,7 @@ flutters. A mode whose |lambda| is below 1e-12 of the largest nodal stiffness-to
 rigid (f below about 1e-6 of the mesh's highest frequency).
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ import scipy.sparse.linalg as sla
 from rodsim.errors import NumericalError
 from rodsim.integrators import implicit
 from rodsim.integrators import vi_residual as vr
+from rodsim.model.loads import pack_loads
+from rodsim.model.supports import pack_supports
 
 RIGID = 1e-12  # |lambda| / max(diag K / diag M) below which a mode is rigid
 SYMMETRIC = 1e-9  # |K - K^T| / |K| below which K is taken as symmetric
@@ -43,7 +46,9 @@ class Modes:
     (phi^T M phi = 1; the real part for a complex mode); effective_mass (M, 6): the effective
     modal mass along x, y, z (mass) and about the global x, y, z axes through the origin
     (mass length^2), (phi^T M r)^2 for the rigid motion r; rigid (M,) bool; symmetric: K was
-    symmetric (conservative loads); load: the load multiplier of the state."""
+    symmetric (conservative loads); load: the load multiplier of the state; damping_ratio
+    (M,): phi^T C phi / (2 omega) with rodsim's damping matrix (0 without damping, NaN for
+    rigid modes)."""
 
     eigenvalue: np.ndarray
     frequency: np.ndarray
@@ -52,6 +57,26 @@ class Modes:
     rigid: np.ndarray
     symmetric: bool
     load: float
+    damping_ratio: np.ndarray | None = None
+
+
+def damping_matrix(model, group: str) -> sp.csc_matrix:
+    """C (6N, 6N): alpha M on the translations (mass-proportional damping) plus beta times the
+    elements' material stiffness at the reference (strain-rate damping; docs/theory.md,
+    "Damping"), in spatial increments. The supports' dashpots are not in it."""
+    n = model.n_nodes
+    c = sp.block_diag([np.diag([m, m, m, 0.0, 0.0, 0.0]) for m in model.alpha * model.mass])
+    if model.beta > 0.0:
+        elastic = dataclasses.replace(
+            model,
+            loads=pack_loads(()),
+            supports=pack_supports((), model.x0, model.rot0),
+        )
+        quat = np.empty((n, 4))
+        implicit.quaternions(model.rot0, quat)
+        k0, _ = matrices(elastic, group, model.x0, model.rot0, quat, 0.0)
+        c = c + model.beta * (k0 + k0.T) * 0.5
+    return sp.csc_matrix(c)
 
 
 def matrices(model, group: str, x, rot, quat, load: float) -> tuple[sp.csc_matrix, sp.csc_matrix]:
@@ -86,7 +111,9 @@ def rigid_motions(x: np.ndarray) -> np.ndarray:
 
 
 def modes(model, group: str, x, rot, quat, count: int, load: float = 0.0) -> Modes:
-    """The `count` lowest modes about the state (x, rot, quat) at load multiplier `load`."""
+    """The `count` lowest modes about the state (x, rot, quat) at load multiplier `load`;
+    damping_ratio: phi^T C phi / (2 omega) with rodsim's damping (damping_matrix), NaN for
+    rigid modes."""
     k, m = matrices(model, group, x, rot, quat, load)
     free = np.flatnonzero(~model.fixed.ravel())
     if len(free) == 0:
@@ -121,14 +148,21 @@ def modes(model, group: str, x, rot, quat, count: int, load: float = 0.0) -> Mod
     shapes[:, free] = vecs.T
     gamma = shapes @ (m @ rigid_motions(x))
     frequency = np.sqrt(np.maximum(vals.real, 0.0)) / (2.0 * math.pi)
+    rigid = np.abs(vals) < RIGID * scale
+    c = damping_matrix(model, group)
+    modal_c = np.einsum("ij,ij->i", shapes, (c @ shapes.T).T)
+    omega = 2.0 * math.pi * frequency
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(rigid | (omega == 0.0), np.nan, modal_c / (2.0 * omega))
     return Modes(
         eigenvalue=vals,
         frequency=frequency,
         shape=shapes.reshape(len(order), model.n_nodes, 6),
         effective_mass=gamma**2,
-        rigid=np.abs(vals) < RIGID * scale,
+        rigid=rigid,
         symmetric=bool(symmetric),
         load=float(load),
+        damping_ratio=ratio,
     )
 
 

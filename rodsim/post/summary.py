@@ -97,15 +97,16 @@ def _mode_lines(f, system) -> list[str]:
     lines = [
         f"modes     {len(g['frequency'])} about the {_text(g.attrs.get('about', ''))} "
         f"(load {float(g.attrs.get('load', 0.0)):.6g})",
-        f"          mode  frequency{unit}  effective mass x, y, z",
+        f"          mode  frequency{unit}  damping ratio  effective mass x, y, z",
     ]
     eig = g["eigenvalue"][()]
+    ratios = g["damping_ratio"][()] if "damping_ratio" in g else np.full(len(eig), np.nan)
     for k, (freq, rigid) in enumerate(zip(g["frequency"][()], g["rigid"][()], strict=True)):
         note = "  rigid" if rigid else ""
         if eig[k, 1] != 0.0:
             note += f"  complex: lambda = {eig[k, 0]:.6g} {eig[k, 1]:+.6g}i (flutter)"
         mass = ", ".join(f"{m:.4g}" for m in g["effective_mass"][k, :3])
-        lines.append(f"          {k + 1:4d}  {freq:14.6g}  {mass}{note}")
+        lines.append(f"          {k + 1:4d}  {freq:14.6g}  {ratios[k]:13.4g}  {mass}{note}")
     return lines
 
 
