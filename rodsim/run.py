@@ -31,6 +31,7 @@ from rodsim.integrators.planning import Plan, plan, split_steps
 from rodsim.model.forces import load_totals
 from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter
 from rodsim.writers.frame import Frame
+from rodsim.writers.mode_series import write_mode_series
 from rodsim.writers.vtk import SeriesWriter
 
 log = logging.getLogger(__name__)
@@ -315,6 +316,8 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
             if isinstance(frame, Modes):  # a modal analysis' result, after its frames
                 with watch.deferred():
                     writer.write_modes(frame, prep.case.settings.solver.modal.about)
+                    if pvd and last is not None:
+                        write_mode_series(pvd, mesh, last, frame)
                 continue
             with watch.deferred():  # a second signal does not cut a frame in half
                 writer.write(frame)

@@ -237,3 +237,24 @@ def test_export_matrices_gives_the_modes(tmp_path):
     np.testing.assert_allclose(
         d["C"].diagonal(), np.where(translations, 3.0 * d["M"].diagonal(), 0.0), rtol=1e-12
     )
+
+
+def test_each_mode_has_a_paraview_series(tmp_path):
+    """<stem>_mode<k>.pvd: 24 frames over a period; at a quarter period the displacement is
+    the mode scaled so that its largest nodal displacement is 10% of the model's size (1 m)."""
+    import meshio
+
+    from rodsim.writers.vtk import read_pvd
+
+    case = _case(n=10, solver="{analysis: modal, modal: {modes: 2}}")
+    result = rodsim.run_case(case, tmp_path / "beam.h5", vtk=True)
+    expected = rodsim.modes(case, count=2)
+    for k in (1, 2):
+        entries = read_pvd(tmp_path / f"beam_mode{k}.pvd")
+        assert len(entries) == 24
+        quarter = meshio.read(entries[6][1]).point_data["displacement"]
+        assert np.linalg.norm(quarter, axis=1).max() == pytest.approx(0.1, rel=1e-9)
+        u = expected.shape[k - 1][:, :3]
+        scale = 0.1 / np.linalg.norm(u, axis=1).max()
+        np.testing.assert_allclose(np.abs(quarter), np.abs(scale * u), atol=1e-12)
+    assert result.path.exists()
