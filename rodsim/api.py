@@ -124,12 +124,13 @@ def modes(case, overrides=(), *, count: int = 10, about: str | None = None, max_
     """The `count` lowest natural modes of a case (docs/modal.md): about its equilibrium at
     the full load (an equilibrium case, after its load steps; the default for one) or about
     the reference ("reference"; the default for a dynamic case, its loads at t = 0 in the
-    tangent). Returns rodsim.integrators.modal.Modes."""
+    tangent). At most as many modes as free degrees of freedom less one. Returns
+    rodsim.integrators.modal.Modes."""
     prep = prepare(case, overrides, max_memory=max_memory)
     s = prep.case.settings.solver
     about = about or ("equilibrium" if s.static else "reference")
     if about not in ("reference", "equilibrium"):
-        raise ValueError(f"about: expected reference or equilibrium, got {about!r}")
+        raise CaseError(f"expected reference or equilibrium, got {about!r}", key="about")
     if about == "equilibrium" and not s.static:
         raise CaseError(
             "modes about an equilibrium need analysis: equilibrium (the loads then ramp with "
@@ -137,8 +138,8 @@ def modes(case, overrides=(), *, count: int = 10, about: str | None = None, max_
             file=prep.case.label,
             key="solver.analysis",
         )
-    if not isinstance(count, int) or count < 1:
-        raise ValueError(f"count: expected a positive integer, got {count!r}")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise CaseError(f"expected a positive integer, got {count!r}", key="count")
     x, rot, quat, load = solvers.modal_state(prep, about)
     return modal.modes(prep.setup.model, s.group, x, rot, quat, count, load)
 

@@ -258,3 +258,14 @@ def test_each_mode_has_a_paraview_series(tmp_path):
         scale = 0.1 / np.linalg.norm(u, axis=1).max()
         np.testing.assert_allclose(np.abs(quarter), np.abs(scale * u), atol=1e-12)
     assert result.path.exists()
+
+
+def test_rigid_modes_report_zero_and_arguments_are_checked():
+    m = _modes(boundary="", count=7)
+    assert np.all(m.frequency[m.rigid] == 0.0)
+    with pytest.raises(rodsim.CaseError, match="reference or equilibrium"):
+        _modes(about="foo")
+    with pytest.raises(rodsim.CaseError, match="positive integer"):
+        _modes(count=0)
+    with pytest.raises(rodsim.NumericalError, match="no positive buckling factor"):
+        rodsim.buckling(_case(n=4, solver="{analysis: equilibrium}"))

@@ -149,6 +149,7 @@ def modes(model, group: str, x, rot, quat, count: int, load: float = 0.0) -> Mod
     gamma = shapes @ (m @ rigid_motions(x))
     frequency = np.sqrt(np.maximum(vals.real, 0.0)) / (2.0 * math.pi)
     rigid = np.abs(vals) < RIGID * scale
+    frequency = np.where(rigid, 0.0, frequency)
     c = damping_matrix(model, group)
     modal_c = np.einsum("ij,ij->i", shapes, (c @ shapes.T).T)
     omega = 2.0 * math.pi * frequency
@@ -204,6 +205,11 @@ def buckling(model, group: str, count: int, state_at, epsilon: float = 1e-4) -> 
             "definite)"
         ) from None
     positive = mu > 1e-12 * max(np.abs(mu).max(), 1e-300)
+    if not positive.any():
+        raise NumericalError(
+            "no positive buckling factor: the loads compress nothing (no loads, or tension "
+            "only), so no multiple of them buckles the structure"
+        )
     order = np.argsort(-mu[positive])[:count]
     factors = 1.0 / mu[positive][order]
     shapes = np.zeros((len(order), 6 * model.n_nodes))

@@ -119,6 +119,8 @@ def _quantity(f, t, what: str, ax, n: int, system=None) -> None:
         )
     names = COMPONENTS.get(name, ("x", "y", "z") if data.shape[2] == 3 else ("",))
     if component:
+        if names == ("",):
+            raise CaseError(f"{name} has no components: write {name}@SET", key="plot")
         if component not in names:
             raise CaseError(
                 f"unknown component {component!r} of {name}; expected one of {', '.join(names)}",
