@@ -69,9 +69,10 @@ def dynamic_frame(run, dt: float) -> Frame:
     )
 
 
-def static_frame(model, x, rot, load: float, step=None) -> Frame:
+def static_frame(model, x, rot, load: float, step=None, lowest: float = math.nan) -> Frame:
     """The Frame of an equilibrium state at load multiplier `load` (time = load, at rest);
-    step: the rodsim.integrators.equilibrium.LoadStep that reached it (None: the reference)."""
+    step: the rodsim.integrators.equilibrium.LoadStep that reached it (None: the reference);
+    lowest: the lowest eigenvalue of the tangent there (NaN: not computed)."""
     zeros = np.zeros((model.n_nodes, 3))
     out = _fields(model, x, rot, with_energy=True)
     internal = out.pop("energy")
@@ -93,6 +94,7 @@ def static_frame(model, x, rot, load: float, step=None) -> Frame:
         dt=math.nan if step is None else step.h,  # inf: Newton
         iterations=0.0 if step is None else float(step.iterations),
         residual=0.0 if step is None else step.residual,
+        lowest_eigenvalue=lowest,
         **out,
         **_reactions(model, x, rot, load),
     )

@@ -118,6 +118,7 @@ class Results:
     dt: np.ndarray
     iterations: np.ndarray
     residual: np.ndarray
+    lowest_eigenvalue: np.ndarray
     off_schedule: np.ndarray
     total_linear: np.ndarray
     total_angular: np.ndarray

@@ -377,6 +377,17 @@ DATASETS = (
         "loads plus reactions",
     ),
     _D(
+        "solver/lowest_eigenvalue",
+        (),
+        "lowest_eigenvalue",
+        "1/time^2",
+        "equilibrium with solver.equilibrium.eigenvalue: the lowest eigenvalue omega^2 of the "
+        "tangent about the state, rigid modes left out (it crosses zero at a critical point); "
+        "NaN otherwise",
+        optional=True,
+        since=4,
+    ),
+    _D(
         "solver/off_schedule",
         (),
         "off_schedule",

@@ -136,7 +136,11 @@ def _equilibrium_frames(prep, progress, stop, eq=None):
         )
         if progress:
             progress(step.load, i, p.n_steps)
-        yield static_frame(eq.model, eq.x, eq.rot, eq.load, step)
+        lowest = math.nan
+        if prep.case.settings.solver.equilibrium.eigenvalue:
+            group = prep.case.settings.solver.group
+            lowest = modal.lowest_eigenvalue(eq.model, group, eq.x, eq.rot, eq.quat, eq.load)
+        yield static_frame(eq.model, eq.x, eq.rot, eq.load, step, lowest)
 
 
 def modal_state(prep, about: str):

@@ -269,3 +269,28 @@ def test_rigid_modes_report_zero_and_arguments_are_checked():
         _modes(count=0)
     with pytest.raises(rodsim.NumericalError, match="no positive buckling factor"):
         rodsim.buckling(_case(n=4, solver="{analysis: equilibrium}"))
+
+
+def test_the_lowest_eigenvalue_along_an_equilibrium_path():
+    """solver.equilibrium.eigenvalue: the pinned beam compressed in 3 load steps to 0.75 P_E
+    records omega^2 falling on a straight line (compression softens the bending stiffness
+    linearly): it starts at the unloaded omega0^2 (rodsim.modes) within 1e-4 and reaches zero
+    at the model's linear buckling load (rodsim.buckling) within 1e-3, itself Euler's within
+    0.5%. The reference frame, and runs without the key, record NaN."""
+    euler = math.pi**2 * E * I2
+    load = f"  - {{set: beam.end, force: [{-0.75 * euler}, 0, 0]}}"
+    solver = "{analysis: equilibrium, equilibrium: {load_steps: 3, eigenvalue: true}}"
+    case = _case(n=20, boundary=PINNED, loads=load, solver=solver)
+    lam = rodsim.run_in_memory(case).lowest_eigenvalue
+    assert math.isnan(lam[0])
+    slope, intercept = np.polyfit([0.25, 0.5, 0.75], lam[1:], 1)
+    # straight to 1e-4: the axial shortening P / EA = 6e-5 bends the line that little
+    line = np.polyval([slope, intercept], [0.25, 0.5, 0.75])
+    np.testing.assert_allclose(line, lam[1:], rtol=1e-4)
+    omega0_squared = rodsim.modes(_case(n=20, boundary=PINNED), count=1).eigenvalue[0].real
+    assert intercept == pytest.approx(omega0_squared, rel=1e-4)
+    critical = 0.75 * rodsim.buckling(case, count=1).factor[0]  # in units of P_E
+    assert -intercept / slope == pytest.approx(critical, rel=1e-3)
+    assert critical == pytest.approx(1.0, rel=5e-3)
+    plain = rodsim.run_in_memory(_case(n=4, solver="{t_end: 0.001}"))
+    assert np.isnan(plain.lowest_eigenvalue).all()

@@ -95,6 +95,7 @@ def random_frame(rng, mesh: Mesh) -> Frame:
         dt=rng.normal(),
         iterations=float(rng.integers(1, 9)),
         residual=rng.normal(),
+        lowest_eigenvalue=rng.normal(),
         reaction_force=vec(n),
         reaction_moment=vec(n),
         plate_membrane=vec(p) if p else None,

@@ -232,6 +232,7 @@ class EquilibriumSettings:
     tol: float
     load_steps: int
     max_steps: int
+    eigenvalue: bool
 
 
 @dataclass(frozen=True)

@@ -187,6 +187,14 @@ SOLVER = Record(
                         default=1,
                     ),
                     Field("max_steps", COUNT, "pseudo-time steps per load step", default=10000),
+                    Field(
+                        "eigenvalue",
+                        Boolean(),
+                        "record at each load step the lowest eigenvalue omega^2 of the tangent "
+                        "about the equilibrium (solver/lowest_eigenvalue; docs/modal.md): it "
+                        "crosses zero at a critical point",
+                        default=False,
+                    ),
                 ),
                 into=settings.EquilibriumSettings,
             ),

@@ -216,3 +216,11 @@ def buckling(model, group: str, count: int, state_at, epsilon: float = 1e-4) -> 
     shapes[:, free] = vecs[:, positive][:, order].T
     shapes /= np.abs(shapes).max(axis=1, keepdims=True)
     return Buckling(factors, shapes.reshape(len(order), model.n_nodes, 6))
+
+
+def lowest_eigenvalue(model, group: str, x, rot, quat, load: float) -> float:
+    """The real part of the lowest eigenvalue lambda = omega^2 of the tangent about a state,
+    rigid modes left out: positive on a stable path, zero at a critical point."""
+    found = modes(model, group, x, rot, quat, 7, load)
+    elastic = found.eigenvalue[~found.rigid]
+    return float(elastic[0].real) if len(elastic) else math.nan

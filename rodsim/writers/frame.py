@@ -23,8 +23,9 @@ class Frame:
     (E,K,3) sigma11, tau12, tau13 at the K recovery points, rod_von_mises (E,K),
     rod_von_mises_max and rod_utilisation (E,); plate_stress (P,3,5) s11, s22, s12, t13, t23 at
     the top, middle and bottom, plate_von_mises (P,3), plate_von_mises_max and
-    plate_utilisation (P,). off_schedule: 1 for a frame written off the output schedule
-    (the state when a signal stopped the run), else 0.
+    plate_utilisation (P,). lowest_eigenvalue: equilibrium with solver.equilibrium.eigenvalue,
+    the lowest eigenvalue omega^2 of the tangent (NaN otherwise). off_schedule: 1 for a frame
+    written off the output schedule (the state when a signal stopped the run), else 0.
     """
 
     time: float
@@ -60,6 +61,7 @@ class Frame:
     plate_von_mises: np.ndarray | None = None
     plate_von_mises_max: np.ndarray | None = None
     plate_utilisation: np.ndarray | None = None
+    lowest_eigenvalue: float = float("nan")
     off_schedule: int = 0
 
     @property
