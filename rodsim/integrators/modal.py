@@ -34,6 +34,7 @@ from rodsim.model.supports import pack_supports
 
 RIGID = 1e-12  # |lambda| / max(diag K / diag M) below which a mode is rigid
 SYMMETRIC = 1e-9  # |K - K^T| / |K| below which K is taken as symmetric
+PREBUCKLING_TURN = 1e-6  # rad per unit load multiplier above which buckling() refuses
 
 
 @dataclass(frozen=True)
@@ -183,10 +184,22 @@ def buckling(model, group: str, count: int, state_at, epsilon: float = 1e-4) -> 
     of the stresses under the loads, K_G = (K_T(epsilon) - K0) / epsilon from the tangent at
     the equilibrium at load multiplier epsilon (state_at(epsilon) -> (x, rot, quat));
     K0 phi = -lambda K_G phi solved as -K_G phi = (1/lambda) K0 phi (K0 positive definite:
-    a supported structure)."""
+    a supported structure). Valid for loads that do not turn the sections before buckling
+    (columns, plates under in-plane loads); others are refused with advice."""
     x0, rot0, quat0 = state_at(0.0)
     k0, _ = matrices(model, group, x0, rot0, quat0, 0.0)
     x, rot, quat = state_at(epsilon)
+    # the nodes' rotation per unit load: K_T(eps) then also holds the material stiffness
+    # turned by the rotations, which is not geometric stiffness (a lateral-torsional case
+    # came out at a fifth of its critical load): refuse rather than mislead
+    cosines = (np.einsum("nij,nij->n", rot, rot0) - 1.0) / 2.0
+    turn = float(np.arccos(np.clip(cosines, -1.0, 1.0)).max()) / epsilon
+    if turn > PREBUCKLING_TURN:
+        raise NumericalError(
+            f"the loads turn the sections before the structure buckles ({turn:.3g} rad per "
+            "unit load multiplier): linear buckling about the reference does not apply; follow "
+            "the equilibrium path with solver.equilibrium.eigenvalue: true (docs/modal.md)"
+        )
     kt, _ = matrices(model, group, x, rot, quat, epsilon)
     free = np.flatnonzero(~model.fixed.ravel())
     k0f = k0[free][:, free]
