@@ -29,12 +29,12 @@ CASE = Path(__file__).resolve().parents[1] / "inputs/cantilever_tip/cantilever_t
 
 
 def solve_equilibrium(prep):
-    s = prep.case.data["solver"]
+    s = prep.case.settings.solver
     eq = equilibrium.start(
         prep.setup.model,
-        s["group"],
-        tol=s["equilibrium"]["tol"],
-        max_iter=s["newton"]["max_iter"],
+        s.group,
+        tol=s.equilibrium.tol,
+        max_iter=s.newton.max_iter,
         h0=prep.plan.dt,
     )
     steps = [

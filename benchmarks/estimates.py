@@ -72,11 +72,9 @@ def run_fresh(case: Path, overrides: list, out: Path) -> float:
 
 
 def _short(prep) -> str:
-    s, kind = prep.case.data["solver"], prep.plan.kind
+    s, kind = prep.case.settings.solver, prep.plan.kind
     if kind == "explicit":
-        return f"explicit {s['order']} {s['group']}" + (
-            " plates" if prep.setup.model.n_plates else ""
-        )
+        return f"explicit {s.order} {s.group}" + (" plates" if prep.setup.model.n_plates else "")
     return kind + (" plates" if prep.setup.model.n_plates else "")
 
 

@@ -106,7 +106,7 @@ def measure(row: str, folder: Path) -> dict:
     text = (ROD if kind == "rod" else PLATE).format(n=int(n), scheme=scheme)
     case = folder / f"{kind}_{scheme}_{n}.yaml"
     case.write_text(text)
-    data = load_case(case).data
+    data = load_case(case).settings
     sizes = resources.case_sizes(data)
     need = resources.estimate(sizes, resources.case_settings(data)).bytes
     peak, wall = peak_rss(case)

@@ -336,3 +336,14 @@ def test_lateral_torsional_buckling_on_the_path():
     assert crossing == pytest.approx(corrected, rel=1e-2)
     with pytest.raises(rodsim.NumericalError, match="turn the sections"):
         rodsim.buckling(rodsim.case_from_yaml(NARROW.format(force=-1000.0, steps=1)))
+
+
+def test_a_long_fine_cantilever_has_no_rigid_mode():
+    """10 m, 1000 elements: f1 = 8.355 Hz / 100 has lambda ~ 1e-12 of the stiffest element's
+    stiffness-to-mass ratio (a threshold on lambda alone once called it rigid); its shape is
+    no rigid motion, so it is elastic (within 0.1% of Euler-Bernoulli)."""
+    text = BEAM.format(n=1000, boundary=CLAMPED, loads="", solver="{t_end: 1}")
+    text = text.replace("to: [1, 0, 0]", "to: [10, 0, 0]").replace("loads:\n\n", "")
+    m = rodsim.modes(rodsim.case_from_yaml(text), count=2)
+    assert not m.rigid.any()
+    assert m.frequency[0] == pytest.approx(_beam_frequency(1.875104, I2) / 100, rel=1e-3)

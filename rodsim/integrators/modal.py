@@ -13,8 +13,9 @@ rotary inertia Lambda J Lambda^T of each node. Fixed and prescribed components a
 Conservative loads give a symmetric K: the lowest modes come from scipy's shift-invert Lanczos
 (eigsh). Loads that are not conservative (follower forces, moments, pressure) give a
 non-symmetric K: shift-invert Arnoldi (eigs), with complex eigenvalues where the structure
-flutters. A mode whose |lambda| is below 1e-12 of the largest nodal stiffness-to-mass ratio is
-rigid (f below about 1e-6 of the mesh's highest frequency).
+flutters. A mode is rigid when its shape is a rigid motion of the whole structure (its part
+outside them below 1e-6 in the M-norm) and its |lambda| below 1e-8 of the largest nodal
+stiffness-to-mass ratio.
 """
 
 import dataclasses
@@ -32,7 +33,8 @@ from rodsim.integrators import vi_residual as vr
 from rodsim.model.loads import pack_loads
 from rodsim.model.supports import pack_supports
 
-RIGID = 1e-12  # |lambda| / max(diag K / diag M) below which a mode is rigid
+RIGID = 1e-8  # |lambda| / max(diag K / diag M) below which a mode may be rigid
+RIGID_SHAPE = 1e-6  # M-norm of a mode outside the rigid motions below which it is rigid
 SYMMETRIC = 1e-9  # |K - K^T| / |K| below which K is taken as symmetric
 PREBUCKLING_TURN = 1e-6  # rad per unit load multiplier above which buckling() refuses
 
@@ -147,9 +149,15 @@ def modes(model, group: str, x, rot, quat, count: int, load: float = 0.0) -> Mod
     vecs = vecs / np.where(norms > 0, norms, 1.0)
     shapes = np.zeros((len(order), 6 * model.n_nodes))
     shapes[:, free] = vecs.T
-    gamma = shapes @ (m @ rigid_motions(x))
+    r = rigid_motions(x)
+    gamma = shapes @ (m @ r)
     frequency = np.sqrt(np.maximum(vals.real, 0.0)) / (2.0 * math.pi)
-    rigid = np.abs(vals) < RIGID * scale
+    # rigid: a near-zero eigenvalue whose shape is a rigid motion (an elastic mode of a long,
+    # finely meshed rod can be 1e-12 of the stiffest element's lambda)
+    coeff = np.linalg.lstsq(r.T @ m @ r, gamma.T, rcond=None)[0]
+    outside = shapes - (r @ coeff).T
+    off = np.sqrt(np.abs(np.einsum("ij,ij->i", outside, (m @ outside.T).T)))
+    rigid = (np.abs(vals) < RIGID * scale) & (off < RIGID_SHAPE)
     frequency = np.where(rigid, 0.0, frequency)
     c = damping_matrix(model, group)
     modal_c = np.einsum("ij,ij->i", shapes, (c @ shapes.T).T)
