@@ -391,3 +391,19 @@ solver: {t_end: 1}
     d = 1e6 * 1e-3**3 / (12 * (1 - 0.3**2))
     scaled = 2 * math.pi * m.frequency * math.sqrt(1e-3 / d)
     assert scaled == pytest.approx([3.492, 8.525, 21.43], rel=1e-2)
+
+
+def test_slender_cantilever_modes_one_to_three():
+    """L/r = 1000 (h = sqrt(12) mm, L = 1 m), 200 elements: bending modes 1-3 within 0.1% of
+    the slender limit beta_n L = 1.87510, 4.69409, 7.85476 (shear and rotary inertia ~(beta
+    r)^2 < 1e-4, the element (beta h_e)^2 / 12 < 1.3e-4)."""
+    h = math.sqrt(12) * 1e-3
+    text = BEAM.format(n=200, boundary=CLAMPED, loads="", solver="{t_end: 1}")
+    text = text.replace("[0.02, 0.01]", f"[0.02, {h}]").replace("loads:\n\n", "")
+    m = rodsim.modes(rodsim.case_from_yaml(text), count=8)
+    weak = [k for k in range(8) if np.abs(m.shape[k, :, 2]).max() > np.abs(m.shape[k, :, 1]).max()]
+    i2, area = 0.02 * h**3 / 12, 0.02 * h
+    expected = [
+        b**2 / (2 * math.pi) * math.sqrt(E * i2 / (RHO * area)) for b in (1.87510, 4.69409, 7.85476)
+    ]
+    assert m.frequency[weak[:3]] == pytest.approx(expected, rel=1e-3)
