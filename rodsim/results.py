@@ -51,18 +51,6 @@ class ResultsMesh(NamedTuple):
     section_names: tuple
     part_names: tuple
 
-    @property
-    def n_nodes(self) -> int:
-        return len(self.points)
-
-    @property
-    def n_elements(self) -> int:
-        return len(self.conn)
-
-    @property
-    def n_plates(self) -> int:
-        return len(self.plates)
-
     def elements(self, part: str) -> np.ndarray:
         """The rod elements (indices into conn) of a part."""
         return np.flatnonzero(self.part == self.part_names.index(part))

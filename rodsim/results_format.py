@@ -423,12 +423,12 @@ def is_present(d: Dataset, mesh: Mesh) -> bool:
 
 
 def sizes_of(mesh) -> dict:
-    """The size letters of a mesh's datasets: N nodes, E rod elements, P plates, S sections,
-    R stress recovery points per section."""
+    """The size letters of a mesh's datasets (an assemble.Mesh or a results.ResultsMesh): N
+    nodes, E rod elements, P plates, S sections, R stress recovery points per section."""
     return {
-        "N": mesh.n_nodes,
-        "E": mesh.n_elements,
-        "P": mesh.n_plates,
+        "N": len(mesh.points),
+        "E": len(mesh.conn),
+        "P": len(mesh.plates),
         "S": len(mesh.section_names),
         "R": mesh.stress_points.shape[1],
     }

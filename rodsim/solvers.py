@@ -139,7 +139,8 @@ def _equilibrium_frames(prep, progress, stop, eq=None):
         lowest = math.nan
         if prep.case.settings.solver.equilibrium.eigenvalue:
             group = prep.case.settings.solver.group
-            lowest = modal.lowest_eigenvalue(eq.model, group, eq.x, eq.rot, eq.quat, eq.load)
+            state = (eq.x, eq.rot, eq.quat, eq.load)
+            lowest = modal.lowest_eigenvalue(eq.model, group, *state, eq.solver)
         yield static_frame(eq.model, eq.x, eq.rot, eq.load, step, lowest)
 
 

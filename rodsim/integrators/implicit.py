@@ -99,14 +99,8 @@ class Solver:
         """
         m = self.model
         jac = self.matrix(sd, xi)
-        n = m.n_nodes
-        # columns: body rotation (and SE3 body translation) increments -> spatial, d = R^T d_s
-        blocks = np.zeros((n, 6, 6))
-        blocks[:, :3, :3] = np.transpose(sd.rot, (0, 2, 1)) if sd.se3 else np.eye(3)
-        blocks[:, 3:, 3:] = np.transpose(sd.rot, (0, 2, 1))
-        d = sp.block_diag(list(blocks), format="csc")
         free = np.flatnonzero(~m.fixed.ravel())
-        k = (jac @ d)[free][:, free]
+        k = (jac @ spatial_columns(sd.rot, sd.se3))[free][:, free]
         sym = ((k + k.T) * 0.5).tocsr()
         if sym.shape[0] == 0:
             return True
@@ -164,6 +158,16 @@ class Solver:
             if not np.all(np.isfinite(xi)):
                 return Newton(it + 1, math.inf, reference, tuple(history), False), post
         return Newton(max_iter, history[-1], reference, tuple(history), False), post
+
+
+def spatial_columns(rot, se3) -> sp.csc_matrix:
+    """(6N, 6N): the Jacobian's columns, body rotation (and on SE3 body translation)
+    increments, from spatial ones (u, theta) per node: d = R^T d_s, block diagonal."""
+    rt = np.transpose(rot, (0, 2, 1))
+    blocks = np.zeros((len(rot), 6, 6))
+    blocks[:, :3, :3] = rt if se3 else np.eye(3)
+    blocks[:, 3:, 3:] = rt
+    return sp.block_diag(list(blocks), format="csc")
 
 
 def stalled(history) -> bool:

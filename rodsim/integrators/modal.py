@@ -82,18 +82,17 @@ def damping_matrix(model, group: str) -> sp.csc_matrix:
     return sp.csc_matrix(c)
 
 
-def matrices(model, group: str, x, rot, quat, load: float) -> tuple[sp.csc_matrix, sp.csc_matrix]:
-    """(K, M) (6N, 6N) in spatial increments (u, theta) per node, all components."""
-    solver = implicit.make_solver(model, group)
+def matrices(
+    model, group: str, x, rot, quat, load: float, solver=None
+) -> tuple[sp.csc_matrix, sp.csc_matrix]:
+    """(K, M) (6N, 6N) in spatial increments (u, theta) per node, all components; solver: an
+    implicit.Solver of the model to reuse (its sparsity pattern), else one is made."""
+    solver = implicit.make_solver(model, group) if solver is None else solver
     n = model.n_nodes
     zero = np.zeros((n, 6))
     sd = implicit.step_data(solver, x, rot, quat, zero, 1.0, load, load, vr.STATIC)
     jac = solver.matrix(sd, zero)
-    blocks = np.zeros((n, 6, 6))
-    # columns: body rotation (and SE3 body translation) increments -> spatial, d = R^T d_s
-    blocks[:, :3, :3] = np.transpose(rot, (0, 2, 1)) if sd.se3 else np.eye(3)
-    blocks[:, 3:, 3:] = np.transpose(rot, (0, 2, 1))
-    k = (jac @ sp.block_diag(list(blocks), format="csc")).tocsc()
+    k = (jac @ implicit.spatial_columns(rot, sd.se3)).tocsc()
     mass = np.zeros((n, 6, 6))
     mass[:, :3, :3] = model.mass[:, None, None] * np.eye(3)
     mass[:, 3:, 3:] = np.einsum("nij,njk,nlk->nil", rot, model.inertia, rot)
@@ -113,11 +112,13 @@ def rigid_motions(x: np.ndarray) -> np.ndarray:
     return r.reshape(6 * n, 6)
 
 
-def modes(model, group: str, x, rot, quat, count: int, load: float = 0.0) -> Modes:
+def modes(
+    model, group: str, x, rot, quat, count: int, load: float = 0.0, solver=None, damping=True
+) -> Modes:
     """The `count` lowest modes about the state (x, rot, quat) at load multiplier `load`;
     damping_ratio: phi^T C phi / (2 omega) with rodsim's damping (damping_matrix), NaN for
-    rigid modes."""
-    k, m = matrices(model, group, x, rot, quat, load)
+    rigid modes; damping=False leaves them None (and C unassembled). solver: see matrices."""
+    k, m = matrices(model, group, x, rot, quat, load, solver)
     free = np.flatnonzero(~model.fixed.ravel())
     if len(free) == 0:
         raise NumericalError("every degree of freedom is fixed: the structure has no modes")
@@ -159,11 +160,13 @@ def modes(model, group: str, x, rot, quat, count: int, load: float = 0.0) -> Mod
     off = np.sqrt(np.abs(np.einsum("ij,ij->i", outside, (m @ outside.T).T)))
     rigid = (np.abs(vals) < RIGID * scale) & (off < RIGID_SHAPE)
     frequency = np.where(rigid, 0.0, frequency)
-    c = damping_matrix(model, group)
-    modal_c = np.einsum("ij,ij->i", shapes, (c @ shapes.T).T)
-    omega = 2.0 * math.pi * frequency
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(rigid | (omega == 0.0), np.nan, modal_c / (2.0 * omega))
+    ratio = None
+    if damping:
+        c = damping_matrix(model, group)
+        modal_c = np.einsum("ij,ij->i", shapes, (c @ shapes.T).T)
+        omega = 2.0 * math.pi * frequency
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(rigid | (omega == 0.0), np.nan, modal_c / (2.0 * omega))
     return Modes(
         eigenvalue=vals,
         frequency=frequency,
@@ -239,9 +242,10 @@ def buckling(model, group: str, count: int, state_at, epsilon: float = 1e-4) -> 
     return Buckling(factors, shapes.reshape(len(order), model.n_nodes, 6))
 
 
-def lowest_eigenvalue(model, group: str, x, rot, quat, load: float) -> float:
+def lowest_eigenvalue(model, group: str, x, rot, quat, load: float, solver=None) -> float:
     """The real part of the lowest eigenvalue lambda = omega^2 of the tangent about a state,
-    rigid modes left out: positive on a stable path, zero at a critical point."""
-    found = modes(model, group, x, rot, quat, 7, load)
+    rigid modes left out: positive on a stable path, zero at a critical point. Seven modes:
+    six may be rigid."""
+    found = modes(model, group, x, rot, quat, 7, load, solver, damping=False)
     elastic = found.eigenvalue[~found.rigid]
     return float(elastic[0].real) if len(elastic) else math.nan
