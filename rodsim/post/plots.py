@@ -144,7 +144,7 @@ def _stresses(f, name: str, nodes: np.ndarray, set_name: str, n: int):
     for kind in ("rods", "plates"):
         if f"{kind}/{name}" not in f:
             continue
-        elems = np.flatnonzero(np.isin(f[f"mesh/{kind}"][()], nodes).all(axis=1))
+        elems = _members(f, kind, nodes)
         parts.append(f[f"{kind}/{name}"][:n, elems])
         labels += [f"{kind[:-1]} {e}" for e in elems]
     if not labels:
@@ -156,11 +156,16 @@ def _stresses(f, name: str, nodes: np.ndarray, set_name: str, n: int):
     return np.concatenate(parts, axis=1)[:, :, None], labels
 
 
+def _members(f, kind: str, nodes: np.ndarray) -> np.ndarray:
+    """The rod or plate elements of a file with all their nodes among `nodes`."""
+    return np.flatnonzero(np.isin(f[f"mesh/{kind}"][()], nodes).all(axis=1))
+
+
 def _elements_in(f, kind: str, nodes: np.ndarray, set_name: str) -> np.ndarray:
     """Rod or plate elements (kind "rods" or "plates") whose nodes are all in the set."""
     if f"mesh/{kind}" not in f:
         raise CaseError(f"the results file has no {kind[:-1]} elements", key="plot")
-    elems = np.flatnonzero(np.isin(f[f"mesh/{kind}"][()], nodes).all(axis=1))
+    elems = _members(f, kind, nodes)
     if len(elems) == 0:
         every = "both nodes" if kind == "rods" else "all corners"
         raise CaseError(f"no {kind[:-1]} element has {every} in set {set_name!r}", key="plot")
