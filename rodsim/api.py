@@ -15,7 +15,7 @@ from rodsim import solvers
 from rodsim.case import load
 from rodsim.case.load import Case
 from rodsim.errors import CaseError
-from rodsim.integrators import equilibrium, modal
+from rodsim.integrators import modal
 from rodsim.results import Results, from_frames, read_results
 from rodsim.run import Prepared, Result, summary
 
@@ -114,7 +114,9 @@ def run_in_memory(
     files: the Results equal those read_results reads from the file the run would write.
     NumericalError loses the frames (run_case keeps them in its file)."""
     prep = prepare(case, overrides, max_memory=max_memory)
-    frames = [f for f in runner.frames(prep, progress) if not isinstance(f, modal.Modes)]
+    frames = [
+        f for f in runner.frames(prep, progress) if not isinstance(f, modal.Modes | modal.Buckling)
+    ]
     c = prep.case
     units = runner.units_attribute(c)
     return from_frames(frames, prep.setup.mesh, c.settings.title, c.text, c.overrides, units)
@@ -144,22 +146,23 @@ def modes(case, overrides=(), *, count: int = 10, about: str | None = None, max_
     return modal.modes(prep.setup.model, s.group, x, rot, quat, count, load)
 
 
-def buckling(case, overrides=(), *, count: int = 5, max_memory=None):
-    """Linear buckling load factors and modes of an equilibrium case's loads about its
-    reference (docs/modal.md, "Buckling"). Returns rodsim.integrators.modal.Buckling."""
+def buckling(case, overrides=(), *, count: int = 5, about: str = "reference", max_memory=None):
+    """Linear buckling load factors and modes of a case's loads (docs/modal.md, "Buckling")
+    about its reference ("reference") or about its equilibrium at load multiplier 1 (a
+    preload, "equilibrium", after its load steps); the factors multiply the case's loads.
+    Returns rodsim.integrators.modal.Buckling."""
     prep = prepare(case, overrides, max_memory=max_memory)
     s = prep.case.settings.solver
     if not s.static:
         raise CaseError(
-            "linear buckling scales the loads by a load multiplier: set analysis: equilibrium",
+            "linear buckling scales the loads by a load multiplier: set analysis: equilibrium "
+            "or buckling",
             file=prep.case.label,
             key="solver.analysis",
         )
-
-    def state_at(load: float):
-        eq = solvers.start(prep)
-        if load > 0.0:
-            equilibrium.solve_load_step(eq, load)
-        return eq.x, eq.rot, eq.quat
-
-    return modal.buckling(prep.setup.model, s.group, count, state_at)
+    if about not in ("reference", "equilibrium"):
+        raise CaseError(f"expected reference or equilibrium, got {about!r}", key="about")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise CaseError(f"expected a positive integer, got {count!r}", key="count")
+    eq = solvers.preloaded(prep) if about == "equilibrium" else None
+    return solvers.linear_buckling(prep, count, eq)

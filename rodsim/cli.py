@@ -15,7 +15,7 @@ import time as wallclock
 import click
 
 from rodsim import __version__
-from rodsim.errors import Interrupted, ResourceError, RodsimError
+from rodsim.errors import CaseError, Interrupted, ResourceError, RodsimError
 
 
 def _handle_errors(fn):
@@ -296,14 +296,20 @@ def info(results):
 
 @main.command()
 @click.argument("results", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["vtk"]), default="vtk", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["vtk", "npz", "mtx"]),
+    help="vtk (the default): the ParaView series; with --matrices npz (the default) or mtx "
+    "(Matrix Market: <stem>_K.mtx, _M.mtx, _C.mtx and _dofs.csv).",
+)
 @click.option(
     "-o",
     "--output",
     "folder",
     type=click.Path(),
     help="Folder for the series (default: next to the results file); with --matrices the "
-    ".npz file (default: <case stem>_matrices.npz next to the case).",
+    ".npz file or the stem of the .mtx files (default: <case stem>_matrices next to the case).",
 )
 @click.option(
     "--matrices",
@@ -320,9 +326,13 @@ def export(results, fmt, folder, matrices, overrides):
     if matrices:
         from rodsim.post.matrices import export_matrices
 
-        path = export_matrices(results, folder, overrides)
-        click.echo(f"wrote K, M, C and the DOF map: {path}")
+        if fmt == "vtk":
+            raise CaseError("--matrices writes --format npz or mtx, not vtk")
+        paths = export_matrices(results, folder, overrides, fmt or "npz")
+        click.echo("wrote K, M, C and the DOF map: " + ", ".join(map(str, paths)))
         return
+    if fmt not in (None, "vtk"):
+        raise CaseError(f"--format {fmt} is for --matrices; a results file exports vtk")
     from rodsim.post.export import export_vtk
     from rodsim.results_reader import incomplete_warning
 

@@ -178,7 +178,8 @@ def run_time(prep) -> RunTime:
             per_step *= PARALLEL
         kind = f"explicit order {order}, {group}" + (", parallel" if p.parallel else "")
     else:
-        row = "equilibrium" if p.kind == "modal" else p.kind  # modal: its equilibrium's steps
+        # modal, buckling: their equilibrium's steps
+        row = "equilibrium" if p.kind in ("modal", "buckling") else p.kind
         per_step = ITERATIONS[row] * _newton(row, e, n_plates)
         kind = f"{p.kind}, ~{ITERATIONS[row]} Newton iterations a step"
     output = prep.case.settings.output

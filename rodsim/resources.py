@@ -238,7 +238,7 @@ def case_settings(data: CaseSettings) -> Settings:
     return Settings(
         kind,
         s.group,
-        s.damping.strain_rate > 0.0,
+        s.damping.coefficients[0] > 0.0,
         kind == "equilibrium" and _conservative(data.loads),
         bool(shapes),
         points if data.output.stresses == "points" else 0,

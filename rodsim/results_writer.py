@@ -45,6 +45,7 @@ import numpy as np
 
 from rodsim import __version__
 from rodsim.errors import ResourceError
+from rodsim.integrators.modal import Buckling
 from rodsim.mesh.assemble import Mesh
 from rodsim.results_format import (
     FRAME_DATASETS,
@@ -68,6 +69,11 @@ MODE_DESCRIPTIONS = {
     "effective_mass": "(M, 6) effective modal mass along x, y, z and about the global axes",
     "rigid": "(M,) 1 for a rigid-body mode",
     "damping_ratio": "(M,) phi^T C phi / (2 omega) with the case's damping (NaN: rigid mode)",
+}
+# the buckling/ group of a buckling analysis (docs/results.md, "Buckling")
+BUCKLING_DESCRIPTIONS = {
+    "factor": "(M,) critical load factor: the multiple of the case's loads, lowest first",
+    "shape": "(M, N, 6) buckling mode (u, theta) per node, global axes, largest component 1",
 }
 
 CHUNK_BYTES = 1 << 16
@@ -403,30 +409,38 @@ class ResultsWriter:
                 ) from None
         self.frames += 1
 
-    def write_modes(self, modes, about: str) -> None:
-        """The modes of a modal analysis (rodsim.integrators.modal.Modes) as the group modes/
-        (docs/results.md, "Modes"), after the frames."""
+    def write_eigen(self, result, about: str) -> None:
+        """The result of a modal or buckling analysis (rodsim.integrators.modal.Modes or
+        Buckling) as the group modes/ or buckling/ (docs/results.md, "Modes" and
+        "Buckling"), after the frames."""
+        if isinstance(result, Buckling):
+            name, descriptions, attrs = "buckling", BUCKLING_DESCRIPTIONS, {}
+            data = {"factor": result.factor, "shape": result.shape}
+        else:
+            name, descriptions = "modes", MODE_DESCRIPTIONS
+            attrs = {"symmetric": int(result.symmetric)}
+            data = {
+                "frequency": result.frequency,
+                "eigenvalue": np.column_stack([result.eigenvalue.real, result.eigenvalue.imag]),
+                "shape": result.shape,
+                "effective_mass": result.effective_mass,
+                "rigid": result.rigid.astype(np.int64),
+                "damping_ratio": result.damping_ratio,
+            }
         f = self.file
         try:
-            g = f.require_group("modes")
+            g = f.require_group(name)
             g.attrs["about"] = about
-            g.attrs["load"] = float(modes.load)
-            g.attrs["symmetric"] = int(modes.symmetric)
-            eigenvalue = np.column_stack([modes.eigenvalue.real, modes.eigenvalue.imag])
-            for name, value in (
-                ("frequency", modes.frequency),
-                ("eigenvalue", eigenvalue),
-                ("shape", modes.shape),
-                ("effective_mass", modes.effective_mass),
-                ("rigid", modes.rigid.astype(np.int64)),
-                ("damping_ratio", modes.damping_ratio),
-            ):
-                ds = g.create_dataset(name, data=value)
-                ds.attrs["description"] = MODE_DESCRIPTIONS[name]
+            g.attrs["load"] = float(result.load)
+            for key, value in attrs.items():
+                g.attrs[key] = value
+            for key, value in data.items():
+                ds = g.create_dataset(key, data=value)
+                ds.attrs["description"] = descriptions[key]
             f.flush()
         except OSError as exc:
             raise ResourceError(
-                f"writing the modes failed ({exc}); {self._safe()}", file=str(self.path)
+                f"writing the {name} failed ({exc}); {self._safe()}", file=str(self.path)
             ) from None
 
     def _replace(self) -> None:

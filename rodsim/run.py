@@ -26,7 +26,7 @@ from rodsim.errors import (
     ResourceError,
     RodsimError,
 )
-from rodsim.integrators.modal import Modes
+from rodsim.integrators.modal import Buckling, Modes
 from rodsim.integrators.planning import Plan, plan, split_steps
 from rodsim.model.forces import load_totals
 from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter
@@ -117,11 +117,20 @@ def summary(prep: Prepared) -> str:
         f"solver    {s.analysis}, {solvers.SOLVERS[p.kind].label(s)}, group {s.group}"
         + (", parallel" if p.parallel else ""),
     ]
-    if p.kind == "modal":
+    beta, alpha = s.damping.coefficients
+    if beta or alpha:
+        fitted = ", ".join(f"{z:g} at {f:g}" for f, z in s.damping.ratios or ())
         lines.append(
-            f"modes     the {s.modal.modes} lowest about the {s.modal.about} (docs/modal.md)"
+            f"damping   strain_rate {beta:.6g}, mass {alpha:.6g}"
+            + (f" (fitted to the ratios {fitted})" if fitted else "")
         )
-    if s.static:
+    if s.eigen is not None:
+        what = "modes" if p.kind == "modal" else "buckling factors"
+        lines.append(
+            f"{p.kind:<9} the {s.eigen.modes} lowest {what} about the {s.eigen.about} "
+            "(docs/modal.md)"
+        )
+    if s.load_steps:
         eq = s.equilibrium
         lines += [
             f"load      {p.n_steps} load steps to multiplier 1, tolerance {eq.tol:.3g}, "
@@ -129,8 +138,9 @@ def summary(prep: Prepared) -> str:
             f"estimate {p.stable_dt:.6g}), at most {eq.max_steps} per load step",
             f"output    {p.n_frames} frames, one per load step",
         ]
-    elif p.kind == "modal":
-        lines.append("output    1 frame (the reference), then the modes")
+    elif s.eigen is not None:
+        what = "modes" if p.kind == "modal" else "buckling modes"
+        lines.append(f"output    1 frame (the reference), then the {what}")
     else:
         lines += [
             f"time      t_end {s.t_end:.6g}, dt {p.dt:.6g} "
@@ -313,9 +323,9 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
                 pvd, mesh.points, mesh.conn, plates=mesh.plates, expected_frames=p.n_frames + 1
             )
         for frame in frames(prep, progress, stop):
-            if isinstance(frame, Modes):  # a modal analysis' result, after its frames
+            if isinstance(frame, Modes | Buckling):  # the result, after the frames
                 with watch.deferred():
-                    writer.write_modes(frame, prep.case.settings.solver.modal.about)
+                    writer.write_eigen(frame, prep.case.settings.solver.eigen.about)
                     if pvd and last is not None:
                         write_mode_series(pvd, mesh, last, frame)
                 continue

@@ -65,9 +65,10 @@ class Simulation:
         prep = prepare(case, overrides, max_memory=max_memory)
         self.prepared = prep = _own_controls(prep)
         self.kind = prep.plan.kind
-        if self.kind == "modal":
+        if self.kind in ("modal", "buckling"):
+            call = {"modal": "rodsim.modes", "buckling": "rodsim.buckling"}[self.kind]
             raise CaseError(
-                "a modal analysis has no steps to take: use rodsim.modes (docs/modal.md)",
+                f"a {self.kind} analysis has no steps to take: use {call} (docs/modal.md)",
                 key="solver.analysis",
             )
         self._solver = solvers.start(prep)

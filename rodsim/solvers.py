@@ -1,7 +1,8 @@
 """The solvers a case can run, by their kind (rodsim.integrators.planning.Plan.kind: explicit,
-implicit or equilibrium): how each starts from a prepared case, steps, writes its frames and
-takes a change of loads. rodsim.run, rodsim.Simulation and rodsim.api go through SOLVERS,
-so a new solver is one entry here (and its names in the case schema, rodsim.case.v1)."""
+implicit, equilibrium, modal or buckling): how each starts from a prepared case, steps,
+writes its frames and takes a change of loads. rodsim.run, rodsim.Simulation and rodsim.api
+go through SOLVERS, so a new solver is one entry here (and its names in the case schema,
+rodsim.case.v1)."""
 
 import dataclasses
 import logging
@@ -12,6 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rodsim.case.imperfection import displaced
 from rodsim.integrators import dynamics, equilibrium, implicit, modal
 from rodsim.interrupts import StopRequested
 from rodsim.model import forces
@@ -45,9 +47,12 @@ def _start_equilibrium(prep):
 
 
 def _initial_state(prep):
-    init = prep.case.settings.initial
+    """The case's initial velocities about its reference, displaced by an imperfection of
+    kind displacement (rodsim.case.imperfection)."""
+    init, model, shape = prep.case.settings.initial, prep.setup.model, prep.setup.displacement
+    start = None if shape is None else displaced(model.x0, model.rot0, shape)
     return dynamics.initial_state(
-        prep.setup.model, init.velocity, init.angular_velocity, init.center
+        model, init.velocity, init.angular_velocity, init.center, configuration=start
     )
 
 
@@ -144,26 +149,52 @@ def _equilibrium_frames(prep, progress, stop, eq=None):
         yield static_frame(eq.model, eq.x, eq.rot, eq.load, step, lowest)
 
 
+def preloaded(prep):
+    """The equilibrium.Equilibrium of a prepared case at load multiplier 1, through its
+    solver.equilibrium.load_steps."""
+    eq = _start_equilibrium(prep)
+    n = prep.case.settings.solver.equilibrium.load_steps
+    for i in range(1, n + 1):
+        equilibrium.solve_load_step(eq, i / n)
+    return eq
+
+
 def modal_state(prep, about: str):
     """(x, rot, quat, load) the modes of a prepared case are about: its equilibrium at load 1
     (through its load steps; "equilibrium") or its reference ("reference")."""
     model = prep.setup.model
     if about == "equilibrium":
-        eq = _start_equilibrium(prep)
-        for i in range(1, prep.plan.n_steps + 1):
-            equilibrium.solve_load_step(eq, i / prep.plan.n_steps)
+        eq = preloaded(prep)
         return eq.x, eq.rot, eq.quat, eq.load
     quat = np.empty((model.n_nodes, 4))
     implicit.quaternions(model.rot0, quat)
     return model.x0, model.rot0, quat, 0.0
 
 
-def _modal_frames(prep, progress, stop):
-    """Frames of a modal analysis: the state the modes are about (the reference, or the
-    equilibrium's load steps), then the modes (rodsim.integrators.modal.Modes) as the last
-    item, unless a stop request cut the equilibrium short."""
+def linear_buckling(prep, count: int, eq=None) -> modal.Buckling:
+    """Linear buckling of a prepared case's loads (rodsim.integrators.modal.buckling) about
+    the state of the equilibrium eq (its preload), or about the reference (eq None)."""
+    state = {"eq": eq}
+
+    def state_at(load: float):
+        if state["eq"] is None:
+            state["eq"] = _start_equilibrium(prep)
+        if load != state["eq"].load:
+            equilibrium.solve_load_step(state["eq"], load)
+        e = state["eq"]
+        return e.x.copy(), e.rot.copy(), e.quat.copy()
+
+    load = 0.0 if eq is None else eq.load
+    return modal.buckling(prep.setup.model, prep.case.settings.solver.group, count, state_at, load)
+
+
+def _eigen_frames(prep, progress, stop):
+    """Frames of a modal or buckling analysis: the state it is about (the reference, or the
+    equilibrium's load steps), then its result (rodsim.integrators.modal.Modes or Buckling)
+    as the last item, unless a stop request cut the equilibrium short."""
     s, model = prep.case.settings.solver, prep.setup.model
-    if s.static:
+    eq = None
+    if s.load_steps:
         eq = _start_equilibrium(prep)
         yield from _equilibrium_frames(prep, progress, stop, eq)
         if eq.load < 1.0:
@@ -172,7 +203,10 @@ def _modal_frames(prep, progress, stop):
     else:
         x, rot, quat, load = modal_state(prep, "reference")
         yield static_frame(model, x, rot, load)
-    yield modal.modes(model, s.group, x, rot, quat, s.modal.modes, load)
+    if s.analysis == "buckling":
+        yield linear_buckling(prep, s.buckling.modes, eq)
+    else:
+        yield modal.modes(model, s.group, x, rot, quat, s.modal.modes, load)
 
 
 def _refresh_explicit(run, model) -> None:
@@ -227,7 +261,14 @@ SOLVERS = Registry(
         "modal": SolverKind(
             lambda s: f"{s.modal.modes} lowest modes about the {s.modal.about}",
             _start_equilibrium,
-            _modal_frames,
+            _eigen_frames,
+            None,
+            _refresh_equilibrium,
+        ),
+        "buckling": SolverKind(
+            lambda s: f"{s.buckling.modes} lowest buckling factors about the {s.buckling.about}",
+            _start_equilibrium,
+            _eigen_frames,
             None,
             _refresh_equilibrium,
         ),

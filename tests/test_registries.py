@@ -96,7 +96,7 @@ def test_every_analysis_and_scheme_has_a_solver():
         solver = v1.SOLVER.check({"analysis": analysis, "scheme": scheme, "t_end": 1.0}, ())
         kind = solvers.SOLVERS[solver.kind]
         assert (kind.advance is None) == (analysis != "dynamic")  # only dynamics has steps
-    assert set(solvers.SOLVERS.names()) == {*v1.SCHEMES.names(), "equilibrium", "modal"}
+    assert set(solvers.SOLVERS.names()) == {*v1.SCHEMES.names(), "equilibrium", "modal", "buckling"}
 
 
 def test_an_unknown_name_lists_the_valid_ones():

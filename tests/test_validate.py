@@ -46,7 +46,7 @@ def bench_copy(tmp_path):
 
 def test_every_benchmark_of_the_suite_loads():
     benches = select(default_root())
-    assert [b.number for b in benches] == list(range(1, 16))  # 1-12 rods, 13-15 plates
+    assert [b.number for b in benches] == list(range(1, 18))  # 1-12 rods, 13-15 plates, 16-17 modes
     for b in benches:
         assert b.citation
         assert b.quantities
@@ -340,4 +340,4 @@ def test_whole_quick_tier_passes():
     """`rodsim validate --quick`, every benchmark: CI keeps the suite passing (about 30 s)."""
     res = CliRunner().invoke(main, ["validate", "--quick"])
     assert res.exit_code == 0, res.output + _err(res)
-    assert "15 benchmarks: 15 passed, 0 failed (" in res.output
+    assert "17 benchmarks: 17 passed, 0 failed (" in res.output

@@ -1,9 +1,10 @@
 """What acts on the structure in a case file: boundary conditions, loads, elastic supports,
-point masses and the initial state; their schema and typed settings (rodsim.case.settings).
-The model builder (rodsim.case.model) turns them into model terms."""
+point masses, the initial state and imperfections; their schema and typed settings
+(rodsim.case.settings). The model builder (rodsim.case.model) turns them into model terms."""
 
 from rodsim.case import settings
 from rodsim.case.fields import (
+    COUNT,
     DOFS,
     POINT,
     SET_NAME,
@@ -239,4 +240,33 @@ INITIAL = Record(
         Field("center", POINT, "centre of the rigid spin", default=(0.0, 0.0, 0.0)),
     ),
     into=settings.Initial,
+)
+
+
+IMPERFECTION = Record(
+    (
+        Field(
+            "from",
+            Text(),
+            "results file of a modal or buckling analysis of this case's mesh (relative to "
+            "the case file): its modes/ or buckling/ shapes",
+        ),
+        Field("mode", COUNT, "which mode, from 1"),
+        Field(
+            "amplitude",
+            Number(dim="length"),
+            "the largest nodal displacement of the seeded shape (negative: the mode flipped)",
+        ),
+        Field(
+            "kind",
+            Text(choices=("geometry", "displacement")),
+            "geometry: the reference is moved by the shape, stress-free (an imperfect "
+            "structure; any analysis); displacement: the perfect structure starts displaced "
+            "by it (dynamic analyses)",
+            default="geometry",
+        ),
+    ),
+    doc="A mode of an earlier modal or buckling run seeded into this one (docs/modal.md, "
+    '"Imperfections").',
+    into=settings.Imperfection,
 )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rodsim.case.fields import DOFS
+from rodsim.case.imperfection import seeded
 from rodsim.case.load import Case
 from rodsim.case.parts import part_path
 from rodsim.case.schema import render
@@ -61,6 +62,8 @@ class Setup:
     sections: dict
     load_rows: tuple[LoadRows, ...] = ()
     motion_rows: dict = dataclasses.field(default_factory=dict)
+    # imperfection kind displacement: (N, 6) (u, theta) the dynamics start displaced by
+    displacement: np.ndarray | None = None
 
 
 def time_function(tf: timefunc.TimeFunction | None, default: timefunc.TimeFunction | None):
@@ -251,11 +254,13 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
     """Mesh, sections, supports, loads and masses of a case, as a Model; mesh: the case's
     mesh if already built (case_mesh), so that its size can be checked first.
 
-    In ``analysis: equilibrium`` time is the load multiplier: loads and prescribed motions
-    without a time function are scaled by it (ramp over [0, 1])."""
+    An imperfection (rodsim.case.imperfection) moves the mesh's reference or gives the
+    initial displacement. In ``analysis: equilibrium`` time is the load multiplier: loads and
+    prescribed motions without a time function are scaled by it (ramp over [0, 1])."""
     data = case.settings
     default_time = timefunc.ramp(1.0) if data.solver.static else None
     mesh = case_mesh(case) if mesh is None else mesh
+    mesh, displacement = seeded(case, mesh)
     rod_sections = _rod_sections(mesh, data)
     per_element = [rod_sections[mesh.section_names[s]] for s in mesh.section]
     plates, frames, plate_stress = _plates(mesh, data)
@@ -279,7 +284,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         point_masses=[_mass(mesh, m, ("masses", i)) for i, m in enumerate(data.masses)],
         end_frames=mesh.end_frames,
         prescribed=prescribed,
-        damping=(data.solver.damping.strain_rate, data.solver.damping.mass),
+        damping=data.solver.damping.coefficients,
         plates=plates,
         pressures=terms.pressures,
         supports=elastic_supports(mesh, frames, data),
@@ -302,6 +307,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         rod_sections,
         tuple(terms.rows),
         motion_rows,
+        displacement,
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rodsim.case.units import UnitSystem
+from rodsim.model.rayleigh import rayleigh
 from rodsim.model.shapes import SHAPES
 from rodsim.model.timefunc import TimeFunction
 
@@ -212,13 +213,32 @@ class Initial:
     center: Vec3
 
 
+@dataclass(frozen=True)
+class Imperfection:
+    from_: str
+    mode: int
+    amplitude: float
+    kind: Literal["geometry", "displacement"]
+
+
 # --- solver and output -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Damping:
+    """solver.damping: the coefficients as given, or fitted to target ratios."""
+
     strain_rate: float
     mass: float
+    ratios: tuple[tuple[float, float], ...] | None = None
+
+    @property
+    def coefficients(self) -> tuple[float, float]:
+        """(beta, alpha): strain-rate and mass damping, fitted to the target ratios if given
+        (rodsim.model.rayleigh)."""
+        if self.ratios:
+            return rayleigh(self.ratios)
+        return self.strain_rate, self.mass
 
 
 @dataclass(frozen=True)
@@ -237,6 +257,8 @@ class EquilibriumSettings:
 
 @dataclass(frozen=True)
 class ModalSettings:
+    """solver.modal and solver.buckling: how many modes, about which state."""
+
     modes: int
     about: Literal["reference", "equilibrium"]
 
@@ -256,21 +278,34 @@ class Solver:
     parallel: bool | Literal["auto"]
     rotation_tol: float
     modal: ModalSettings
+    buckling: ModalSettings
+
+    @property
+    def eigen(self) -> ModalSettings | None:
+        """The settings of a modal or buckling analysis (None for the others)."""
+        return {"modal": self.modal, "buckling": self.buckling}.get(self.analysis)
 
     @property
     def static(self) -> bool:
-        """Loads follow the load multiplier through load steps (equilibrium, and the
-        equilibrium a modal analysis is about)."""
-        return self.analysis == "equilibrium" or (
+        """Loads follow the load multiplier (equilibrium, buckling, and the equilibrium a
+        modal analysis is about)."""
+        return self.analysis in ("equilibrium", "buckling") or (
             self.analysis == "modal" and self.modal.about == "equilibrium"
         )
 
     @property
+    def load_steps(self) -> bool:
+        """The equilibrium's load steps are run (equilibrium, and a modal or buckling analysis
+        about the equilibrium)."""
+        eigen = self.eigen
+        return self.analysis == "equilibrium" or (eigen is not None and eigen.about != "reference")
+
+    @property
     def kind(self) -> str:
         """The solver that runs the case (rodsim.solvers.SOLVERS): the scheme of a dynamic
-        analysis, equilibrium or modal."""
-        if self.analysis == "modal":
-            return "modal"
+        analysis, equilibrium, modal or buckling."""
+        if self.eigen is not None:
+            return self.analysis
         return "equilibrium" if self.static else self.scheme
 
 
@@ -299,5 +334,6 @@ class CaseSettings:
     loads: tuple[Load, ...]
     masses: tuple[Mass, ...]
     initial: Initial
+    imperfection: Imperfection | None
     solver: Solver
     output: Output

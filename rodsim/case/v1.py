@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from rodsim.case import settings, units
-from rodsim.case.conditions import BOUNDARY, INITIAL, LOAD, MASS, SUPPORT
+from rodsim.case.conditions import BOUNDARY, IMPERFECTION, INITIAL, LOAD, MASS, SUPPORT
 from rodsim.case.fields import (
     COUNT,
     DOFS,
@@ -34,11 +34,13 @@ from rodsim.case.schema import (
     Path,
     Record,
     Text,
+    Vector,
     fail,
     render,
     show,
 )
 from rodsim.case.sections import SECTION
+from rodsim.model.rayleigh import rayleigh
 from rodsim.registry import Registry
 
 __all__ = ["CASE", "DOFS", "declared_units"]
@@ -54,6 +56,7 @@ ANALYSES = Registry(
         "dynamic": "time integration by `scheme`",
         "equilibrium": "static equilibrium",
         "modal": "natural modes (`modal`, docs/modal.md)",
+        "buckling": "linear buckling load factors and modes (`buckling`, docs/modal.md)",
     },
 )
 SCHEMES = Registry(
@@ -83,6 +86,43 @@ def _step_count(data, path: Path):
 
 
 _step_count.__doc__ = "t_end is given for analysis: dynamic, and t_end / dt is finite"
+
+
+def _reachable(rows, path: Path):
+    if len(rows) > 2:
+        raise fail(path, f"expected one or two [frequency, ratio] targets, got {len(rows)}")
+    if any(f <= 0 for f, _ in rows):
+        raise fail(path, "expected positive target frequencies")
+    try:
+        rayleigh(rows)
+    except ValueError as exc:
+        raise fail(path, str(exc)) from None
+
+
+_reachable.__doc__ = "one or two targets that Rayleigh damping with alpha, beta >= 0 reaches"
+
+
+def _fitted_or_given(data, path: Path):
+    if data["ratios"] is not None and (data["strain_rate"] or data["mass"]):
+        raise fail(
+            path,
+            "give either ratios (the coefficients are fitted to them) or strain_rate and mass",
+        )
+
+
+_fitted_or_given.__doc__ = "ratios are not given with strain_rate or mass"
+
+
+def _eigen_settings(what: str, about: str, modes: int) -> Record:
+    """solver.modal and solver.buckling: {modes, about}."""
+    return Record(
+        (
+            Field("modes", COUNT, f"how many of the lowest {what}", default=modes),
+            Field("about", Text(choices=("reference", "equilibrium")), about, default="reference"),
+        ),
+        into=settings.ModalSettings,
+    )
+
 
 SOLVER = Record(
     (
@@ -143,7 +183,21 @@ SOLVER = Record(
                         "structures: it also damps rigid motion)",
                         default=0.0,
                     ),
+                    Field(
+                        "ratios",
+                        ListOf(
+                            Vector(n=2, item=Number(ge=0), dims=("1/time", "1")),
+                            min_items=1,
+                            rule=_reachable,
+                        ),
+                        "target modal damping ratios [[f1, zeta1]] or [[f1, zeta1], [f2, "
+                        "zeta2]] (f in cycles per time unit): strain_rate and mass are fitted "
+                        "to them (Rayleigh; one target puts the minimum of zeta(f) at f1; "
+                        'docs/modal.md, "Damping"); then give neither',
+                        optional=True,
+                    ),
                 ),
+                rules=(_fitted_or_given,),
                 into=settings.Damping,
             ),
             "damping, both schemes (explicit: the stable step accounts for it; equilibrium "
@@ -215,21 +269,25 @@ SOLVER = Record(
         ),
         Field(
             "modal",
-            Record(
-                (
-                    Field("modes", COUNT, "how many of the lowest modes", default=10),
-                    Field(
-                        "about",
-                        Text(choices=("reference", "equilibrium")),
-                        "the state the modes are about: the reference, or the equilibrium "
-                        "under the case's loads at load multiplier 1 (through the "
-                        "`equilibrium` load steps)",
-                        default="reference",
-                    ),
-                ),
-                into=settings.ModalSettings,
+            _eigen_settings(
+                "modes",
+                "the state the modes are about: the reference, or the equilibrium under the "
+                "case's loads at load multiplier 1 (through the `equilibrium` load steps)",
+                10,
             ),
             "analysis: modal settings",
+            default=FILLED,
+        ),
+        Field(
+            "buckling",
+            _eigen_settings(
+                "buckling modes (the lowest positive load factors)",
+                "the state the linear buckling is about: the unloaded reference, or the "
+                "pre-loaded equilibrium under the case's loads at load multiplier 1 (through "
+                "the `equilibrium` load steps); the factors multiply the case's loads either way",
+                5,
+            ),
+            "analysis: buckling settings",
             default=FILLED,
         ),
     ),
@@ -338,6 +396,12 @@ CASE = Record(
             INITIAL,
             "initial conditions (default: at rest in the reference)",
             default=FILLED,
+        ),
+        Field(
+            "imperfection",
+            IMPERFECTION,
+            "a mode shape seeded as an imperfect reference or an initial displacement",
+            optional=True,
         ),
         Field("solver", SOLVER, "analysis and integrator settings"),
         Field(

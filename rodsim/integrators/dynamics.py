@@ -30,14 +30,21 @@ from rodsim.model.prescribed import impose
 log = logging.getLogger(__name__)
 
 
-def initial_state(model: Model, velocity=(0, 0, 0), angular_velocity=(0, 0, 0), center=(0, 0, 0)):
-    """Reference configuration moving rigidly: v_a = v + omega x (x_a - c), spin omega.
+def initial_state(
+    model: Model,
+    velocity=(0, 0, 0),
+    angular_velocity=(0, 0, 0),
+    center=(0, 0, 0),
+    configuration=None,
+):
+    """The configuration (x (N,3), rot (N,3,3); default the reference) moving rigidly:
+    v_a = v + omega x (x_a - c), spin omega.
 
     Momenta by the Legendre transform p = m v, pi = Lambda I Lambda^T omega (spatial); fixed
     components are zeroed (the supports hold them).
     """
-    x = model.x0.copy()
-    rot = model.rot0.copy()
+    x, rot = (model.x0, model.rot0) if configuration is None else configuration
+    x, rot = np.array(x, dtype=float), np.array(rot, dtype=float)
     v0 = np.asarray(velocity, dtype=float)
     w0 = np.asarray(angular_velocity, dtype=float)
     c = np.asarray(center, dtype=float)

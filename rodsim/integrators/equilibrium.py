@@ -270,8 +270,9 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
                     f"equilibrium at load multiplier {load:.6g}: the only equilibrium found is "
                     "unstable (its tangent stiffness is not positive definite), so the "
                     "structure buckles or snaps here and the path cannot leave it by "
-                    "itself; add an imperfection (a small load or offset that picks the "
-                    "buckling mode), or use displacement control (prescribe)",
+                    "itself; seed an imperfection (the case key imperfection: a mode of an "
+                    "analysis: buckling run, docs/modal.md; or a small load or offset that "
+                    "picks the buckling mode), or use displacement control (prescribe)",
                     time=load,
                     step=step,
                 )

@@ -30,13 +30,16 @@ import scipy.sparse.linalg as sla
 from rodsim.errors import NumericalError
 from rodsim.integrators import implicit
 from rodsim.integrators import vi_residual as vr
+from rodsim.model import plate, rod
 from rodsim.model.loads import pack_loads
 from rodsim.model.supports import pack_supports
 
 RIGID = 1e-8  # |lambda| / max(diag K / diag M) below which a mode may be rigid
 RIGID_SHAPE = 1e-6  # M-norm of a mode outside the rigid motions below which it is rigid
 SYMMETRIC = 1e-9  # |K - K^T| / |K| below which K is taken as symmetric
-PREBUCKLING_TURN = 1e-6  # rad per unit load multiplier above which buckling() refuses
+# buckling about the reference: the size (displacement / model size, rotation) of the state
+# whose stresses give K_G: its strains stand ~1e10 above round-off, its nonlinearity is ~1e-6
+LINEAR_AMPLITUDE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -64,11 +67,17 @@ class Modes:
 
 
 def damping_matrix(model, group: str) -> sp.csc_matrix:
-    """C (6N, 6N): alpha M on the translations (mass-proportional damping) plus beta times the
+    """C (6N, 6N): alpha M on the translations (mass-proportional damping), beta times the
     elements' material stiffness at the reference (strain-rate damping; docs/theory.md,
-    "Damping"), in spatial increments. The supports' dashpots are not in it."""
+    "Damping") and the supports' dashpots at the reference (C_t on u, Lambda0 C_r Lambda0^T on
+    theta: psi' = Lambda0^T omega at psi = 0), in spatial increments."""
     n = model.n_nodes
-    c = sp.block_diag([np.diag([m, m, m, 0.0, 0.0, 0.0]) for m in model.alpha * model.mass])
+    blocks = np.zeros((n, 6, 6))
+    blocks[:, :3, :3] = (model.alpha * model.mass)[:, None, None] * np.eye(3)
+    s = model.supports
+    np.add.at(blocks[:, :3, :3], s.node, s.c_t)
+    np.add.at(blocks[:, 3:, 3:], s.node, np.einsum("sij,sjk,slk->sil", s.r0, s.c_r, s.r0))
+    c = sp.block_diag(list(blocks), format="csc")
     if model.beta > 0.0:
         elastic = dataclasses.replace(
             model,
@@ -97,6 +106,12 @@ def matrices(
     mass[:, :3, :3] = model.mass[:, None, None] * np.eye(3)
     mass[:, 3:, 3:] = np.einsum("nij,njk,nlk->nil", rot, model.inertia, rot)
     return k, sp.block_diag(list(mass), format="csc")
+
+
+def _start(n: int) -> np.ndarray:
+    """ARPACK's starting vector, the same on every run (its default is random): the same case
+    gives the same modes to the last bit, and the same basis of a repeated eigenvalue."""
+    return np.random.default_rng(0).standard_normal(n)
 
 
 def rigid_motions(x: np.ndarray) -> np.ndarray:
@@ -136,9 +151,11 @@ def modes(
             else:
                 vals, vecs = la.eig(k_dense, m_dense)
         elif symmetric:
-            vals, vecs = sla.eigsh((kf + kf.T) * 0.5, k=count, M=mf, sigma=sigma, which="LM")
+            vals, vecs = sla.eigsh(
+                (kf + kf.T) * 0.5, k=count, M=mf, sigma=sigma, which="LM", v0=_start(len(free))
+            )
         else:
-            vals, vecs = sla.eigs(kf, k=count, M=mf, sigma=sigma, which="LM")
+            vals, vecs = sla.eigs(kf, k=count, M=mf, sigma=sigma, which="LM", v0=_start(len(free)))
     except (RuntimeError, sla.ArpackError) as exc:
         raise NumericalError(f"the eigensolver failed: {exc}") from None
     vals = np.asarray(vals, dtype=complex)
@@ -181,40 +198,86 @@ def modes(
 
 @dataclass(frozen=True)
 class Buckling:
-    """Linear buckling about the reference: the load factors lambda (M,) at which K0 + lambda
-    K_G is singular, lowest positive first, and the buckling modes shape (M, N, 6) (u, theta)
-    per node, scaled to a largest displacement or rotation of 1."""
+    """Linear buckling about a state at load multiplier `load` (0: the reference): the load
+    factors (M,) at which the tangent, extrapolated linearly in the load multiplier, is
+    singular, lowest positive first, as multipliers of the case's loads (the preload
+    included), and the buckling modes shape (M, N, 6) (u, theta) per node, scaled to a
+    largest component of 1."""
 
     factor: np.ndarray
     shape: np.ndarray
+    load: float = 0.0
 
 
-def buckling(model, group: str, count: int, state_at, epsilon: float = 1e-4) -> Buckling:
-    """Linear buckling factors of the case's loads (docs/modal.md, "Buckling"): K0, the
-    tangent at the reference without loads (material stiffness), and the geometric stiffness
-    of the stresses under the loads, K_G = (K_T(epsilon) - K0) / epsilon from the tangent at
-    the equilibrium at load multiplier epsilon (state_at(epsilon) -> (x, rot, quat));
-    K0 phi = -lambda K_G phi solved as -K_G phi = (1/lambda) K0 phi (K0 positive definite:
-    a supported structure). Valid for loads that do not turn the sections before buckling
-    (columns, plates under in-plane loads); others are refused with advice."""
-    x0, rot0, quat0 = state_at(0.0)
-    k0, _ = matrices(model, group, x0, rot0, quat0, 0.0)
-    x, rot, quat = state_at(epsilon)
-    # the nodes' rotation per unit load: K_T(eps) then also holds the material stiffness
-    # turned by the rotations, which is not geometric stiffness (a lateral-torsional case
-    # came out at a fifth of its critical load): refuse rather than mislead
-    cosines = (np.einsum("nij,nij->n", rot, rot0) - 1.0) / 2.0
-    turn = float(np.arccos(np.clip(cosines, -1.0, 1.0)).max()) / epsilon
-    if turn > PREBUCKLING_TURN:
-        raise NumericalError(
-            f"the loads turn the sections before the structure buckles ({turn:.3g} rad per "
-            "unit load multiplier): linear buckling about the reference does not apply; follow "
-            "the equilibrium path with solver.equilibrium.eigenvalue: true (docs/modal.md)"
+def prestressed(model, x: np.ndarray, rot: np.ndarray, scale: float = 1.0):
+    """The model whose reference configuration carries scale times the strains of the state
+    (x, rot) (their change from the reference): its reference strains shifted by them (rods:
+    Gamma0, Omega0; plates: eps0, kappa0, g0, w0), so that the strain measures at the
+    reference, less the shifted ones, are scale (state's - reference's). Its tangent at the
+    reference is the material stiffness of the undeformed structure plus the geometric
+    stiffness of those stresses, linear in them (docs/modal.md, "Buckling")."""
+    gamma, omega = rod.strains_at(model.rods, x, rot)
+    r = model.rods
+    rods = r._replace(
+        gamma0=r.gamma0 - scale * (gamma - r.gamma0), omega0=r.omega0 - scale * (omega - r.omega0)
+    )
+    p = model.plates
+    if p.conn.shape[0]:
+        eps, kappa, g, w = plate.strains_at(p, x, rot)
+        p = p._replace(
+            eps0=p.eps0 - scale * (eps - p.eps0),
+            kappa0=p.kappa0 - scale * (kappa - p.kappa0),
+            g0=p.g0 - scale * (g - p.g0),
+            w0=p.w0 - scale * (w - p.w0),
         )
-    kt, _ = matrices(model, group, x, rot, quat, epsilon)
+    return dataclasses.replace(model, rods=rods, plates=p)
+
+
+def _amplitude(x0, rot0, x, rot) -> float:
+    """The size of a state's departure from the reference: the largest of its nodal
+    displacements over the model's size and its nodal rotations (rad)."""
+    size = float(np.linalg.norm(np.ptp(x0, axis=0))) or 1.0
+    cosines = (np.einsum("nij,nij->n", rot, rot0) - 1.0) / 2.0
+    turn = float(np.arccos(np.clip(cosines, -1.0, 1.0)).max())
+    return max(float(np.abs(x - x0).max()) / size, turn)
+
+
+def buckling(
+    model, group: str, count: int, state_at, load: float = 0.0, epsilon: float = 1e-4
+) -> Buckling:
+    """Linear buckling factors of the case's loads about the equilibrium at load multiplier
+    `load` (docs/modal.md, "Buckling"), state_at(s) -> (x, rot, quat) the equilibrium at s.
+    The factors solve (K_T + mu K_G) phi = 0, factor = load + mu, as -K_G phi = (1/mu) K_T
+    phi (K_T positive definite: a supported structure below its critical load).
+
+    About the reference (load 0), the classical problem: K_T is the material stiffness and
+    K_G the geometric stiffness of the stresses at load multiplier 1, extrapolated linearly
+    from the equilibrium at a small multiplier (epsilon, rescaled so that the state moves by
+    about LINEAR_AMPLITUDE, at most 1) and taken at the undeformed reference (prestressed;
+    prebuckling deformations left out, as in the textbook formulas); at multiplier 1, not
+    epsilon, so that K_G is not lost to round-off beside K_T whatever the loads' size. About
+    a preload, K_T = K_T(load) and K_G = dK_T/ds by a
+    backward difference over epsilon along the path (time functions may end at 1): the
+    extrapolation also holds the change of the material stiffness with the deformation, and
+    tends to the nonlinear critical point as the preload approaches it."""
+    x0, rot0, quat0 = (np.array(a) for a in state_at(load))
+    k0, _ = matrices(model, group, x0, rot0, quat0, load)
+    other = load + epsilon if load == 0.0 else load - epsilon
+    x, rot, quat = state_at(other)
+    if load == 0.0:  # the stresses at multiplier 1 on the reference
+        amplitude = _amplitude(x0, rot0, x, rot)
+        if amplitude > 0.0 and not 0.1 < amplitude / LINEAR_AMPLITUDE < 10.0:
+            # the state's strains must stand above round-off and stay linear
+            other = min(1.0, other * LINEAR_AMPLITUDE / amplitude)
+            x, rot, quat = state_at(other)
+        stressed = prestressed(model, x, rot, 1.0 / other)
+        other = 1.0
+        kt, _ = matrices(stressed, group, x0, rot0, quat0, other)
+    else:
+        kt, _ = matrices(model, group, x, rot, quat, other)
     free = np.flatnonzero(~model.fixed.ravel())
     k0f = k0[free][:, free]
-    kg = ((kt - k0)[free][:, free]) / epsilon
+    kg = ((kt - k0)[free][:, free]) / (other - load)
     k0s = ((k0f + k0f.T) * 0.5).tocsc()
     kgs = ((kg + kg.T) * 0.5).tocsc()
     count = min(count, len(free) - 2)
@@ -222,11 +285,12 @@ def buckling(model, group: str, count: int, state_at, epsilon: float = 1e-4) -> 
         if len(free) <= 64:
             mu, vecs = la.eigh(-kgs.toarray(), k0s.toarray())
         else:
-            mu, vecs = sla.eigsh(-kgs, k=count, M=k0s, which="LA")
+            mu, vecs = sla.eigsh(-kgs, k=count, M=k0s, which="LA", v0=_start(len(free)))
     except (RuntimeError, np.linalg.LinAlgError, sla.ArpackError) as exc:
+        state = "reference" if load == 0.0 else f"preload (load multiplier {load:g})"
         raise NumericalError(
-            f"linear buckling failed ({exc}): the structure must be supported (K0 positive "
-            "definite)"
+            f"linear buckling failed ({exc}): the tangent at the {state} must be positive "
+            "definite (a supported structure, below its critical load)"
         ) from None
     positive = mu > 1e-12 * max(np.abs(mu).max(), 1e-300)
     if not positive.any():
@@ -235,11 +299,13 @@ def buckling(model, group: str, count: int, state_at, epsilon: float = 1e-4) -> 
             "only), so no multiple of them buckles the structure"
         )
     order = np.argsort(-mu[positive])[:count]
-    factors = 1.0 / mu[positive][order]
+    factors = load + 1.0 / mu[positive][order]
     shapes = np.zeros((len(order), 6 * model.n_nodes))
     shapes[:, free] = vecs[:, positive][:, order].T
-    shapes /= np.abs(shapes).max(axis=1, keepdims=True)
-    return Buckling(factors, shapes.reshape(len(order), model.n_nodes, 6))
+    # scaled by the largest component, sign included: the same shape on every run
+    largest = shapes[np.arange(len(order)), np.abs(shapes).argmax(axis=1)]
+    shapes /= largest[:, None]
+    return Buckling(factors, shapes.reshape(len(order), model.n_nodes, 6), float(load))
 
 
 def lowest_eigenvalue(model, group: str, x, rot, quat, load: float, solver=None) -> float:

@@ -57,10 +57,10 @@ def plan(case, model, n_elements: int) -> Plan:
             "stable-step estimate is not a number)",
             key="sections",
         )
-    if s.kind == "modal" and not s.static:  # about the reference: no steps, one frame
-        return Plan(1.0, 0, 1, float(stable), False, s.kind, 0.0)
-    if s.static:
+    if s.static or s.eigen is not None:
         h0 = s.dt if s.dt != "auto" else 10.0 * stable if math.isfinite(stable) else 1.0
+        if not s.load_steps:  # modal or buckling about the reference: no steps, one frame
+            return Plan(float(h0), 0, 1, float(stable), False, s.kind, 0.0)
         n = int(s.equilibrium.load_steps)
         _check_cayley_steps(
             model, np.linspace(0.0, 1.0, n + 1), "load step", "solver.equilibrium.load_steps"

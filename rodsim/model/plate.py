@@ -241,6 +241,25 @@ def make_plates(conn, x0, rot0, E, nu, thickness, rho, shear_factor=5.0 / 6.0, d
     return PlateElements(**{k: np.ascontiguousarray(fields[k]) for k in PlateElements._fields})
 
 
+def strains_at(pl: PlateElements, x: np.ndarray, rot: np.ndarray):
+    """(eps, kappa, g, w) the plates' strain measures at the configuration x (N,3), rot
+    (N,3,3), as the reference ones eps0, kappa0, g0, w0 are computed (the strains the kernels
+    see are these minus those)."""
+    out = [np.zeros_like(a) for a in (pl.eps0, pl.kappa0, pl.g0, pl.w0)]
+    tri = pl.conn[:, 3] == pl.conn[:, 2]
+    for is_tri in (False, True):
+        sel = np.flatnonzero(tri == is_tri)
+        if sel.size == 0:
+            continue
+        conn = pl.conn[sel]
+        strains = _reference_strains(
+            x[conn], rot[conn], pl.dn[sel], pl.dnn[sel], pl.shear_map[sel], is_tri
+        )
+        for target, value in zip(out, strains, strict=True):
+            target[sel] = value
+    return tuple(out)
+
+
 def lumped_plate_inertia(pl: PlateElements, rho=None, n_nodes: int | None = None):
     """Nodal mass (N,) and material inertia (N,3,3) in the nodal frame (d1, d2, d3).
 

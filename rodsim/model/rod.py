@@ -385,6 +385,25 @@ def reference_strains(conn, length, x, rot, gamma0, omega0):
             omega0[e, k] = out[5][k]
 
 
+def strains_at(el: RodElements, x: np.ndarray, rot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Gamma, Omega) (E,3): the elements' strain measures at the configuration x (N,3),
+    rot (N,3,3), as reference_strains computes them for the reference (the strains the
+    kernels see are these minus gamma0, omega0)."""
+    ne = el.conn.shape[0]
+    ends = end_frames_of(el.conn, rot, el.offset).reshape(2 * ne, 3, 3)
+    own = np.arange(2 * ne, dtype=np.int64).reshape(ne, 2)
+    gamma, omega = np.zeros((ne, 3)), np.zeros((ne, 3))
+    reference_strains(
+        own,
+        el.length,
+        np.ascontiguousarray(x[el.conn].reshape(2 * ne, 3)),
+        np.ascontiguousarray(ends),
+        gamma,
+        omega,
+    )
+    return gamma, omega
+
+
 def node_element_map(conn: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
     """CSR map node -> element ends (slot 2*e + side), for race-free parallel assembly."""
     slots = np.arange(2 * conn.shape[0], dtype=np.int64)

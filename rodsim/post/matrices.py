@@ -10,6 +10,7 @@ theta_y, theta_z) in global axes. `free` marks those not fixed or prescribed.
 from pathlib import Path
 
 import numpy as np
+import scipy.io
 import scipy.sparse as sp
 
 from rodsim import api
@@ -19,18 +20,44 @@ from rodsim.solvers import modal_state
 COMPONENTS = ("ux", "uy", "uz", "rx", "ry", "rz")
 
 
-def export_matrices(case, output=None, overrides=()) -> Path:
-    """Write K, M, C (CSR) and the DOF map to an .npz file; returns its path."""
+FORMATS = ("npz", "mtx")
+
+
+def export_matrices(case, output=None, overrides=(), fmt: str = "npz") -> list[Path]:
+    """Write K, M, C and the DOF map; returns the paths written. npz: one .npz file (CSR
+    arrays, read back by load_matrices; default <case stem>_matrices.npz); mtx: Matrix Market
+    files <stem>_K.mtx, <stem>_M.mtx, <stem>_C.mtx (coordinate real general) and the DOF map
+    <stem>_dofs.csv (dof, node, component, free), stem from output (its suffix dropped) or
+    <case stem>_matrices."""
+    if fmt not in FORMATS:
+        raise ValueError(f"expected a format of {', '.join(FORMATS)}, got {fmt!r}")
     prep = api.prepare(case, overrides)
     s, model = prep.case.settings.solver, prep.setup.model
-    # equilibrium, or modal about the equilibrium: the loaded state
-    x, rot, quat, load = modal_state(prep, "equilibrium" if s.static else "reference")
+    # equilibrium, or modal or buckling about the equilibrium: the loaded state
+    x, rot, quat, load = modal_state(prep, "equilibrium" if s.load_steps else "reference")
     k, m = modal.matrices(model, s.group, x, rot, quat, load)
     c = modal.damping_matrix(model, s.group)
-    path = Path(output) if output else prep.case.path.with_name(f"{prep.case.stem}_matrices.npz")
+    default = prep.case.path.with_name(f"{prep.case.stem}_matrices.npz")
+    path = Path(output) if output else default
     path.parent.mkdir(parents=True, exist_ok=True)
+    n = model.n_nodes
+    node, component = np.repeat(np.arange(n), 6), np.tile(np.array(COMPONENTS), n)
+    free = ~model.fixed.ravel()
+    matrices = {"K": k, "M": m, "C": c}
+    if fmt == "mtx":
+        stem = path.with_suffix("")
+        written = []
+        for name, matrix in matrices.items():
+            target = stem.with_name(f"{stem.name}_{name}.mtx")
+            comment = f"rodsim {name} about load multiplier {load:g}; DOF map {stem.name}_dofs.csv"
+            scipy.io.mmwrite(target, sp.coo_matrix(matrix), comment=comment, field="real")
+            written.append(target)
+        dofs = stem.with_name(f"{stem.name}_dofs.csv")
+        rows = [f"{i},{node[i]},{component[i]},{int(free[i])}" for i in range(6 * n)]
+        dofs.write_text("dof,node,component,free\n" + "\n".join(rows) + "\n")
+        return [*written, dofs]
     arrays = {"load": np.array(load)}
-    for name, matrix in (("K", k), ("M", m), ("C", c)):
+    for name, matrix in matrices.items():
         csr = sp.csr_matrix(matrix)
         arrays |= {
             f"{name}_data": csr.data,
@@ -38,12 +65,9 @@ def export_matrices(case, output=None, overrides=()) -> Path:
             f"{name}_indptr": csr.indptr,
             f"{name}_shape": np.array(csr.shape),
         }
-    n = model.n_nodes
-    arrays["dof_node"] = np.repeat(np.arange(n), 6)
-    arrays["dof_component"] = np.tile(np.array(COMPONENTS), n)
-    arrays["free"] = ~model.fixed.ravel()
+    arrays |= {"dof_node": node, "dof_component": component, "free": free}
     np.savez(path, **arrays)
-    return path
+    return [path]
 
 
 def load_matrices(path) -> dict:

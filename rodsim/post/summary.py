@@ -57,7 +57,7 @@ def describe(path) -> str:
             f"angular {np.array2string(ang, precision=6)}"
         )
         lines += _stress_lines(f, len(t))
-        lines += _mode_lines(f, system)
+        lines += _mode_lines(f, system) + _buckling_lines(f)
         if f.attrs.get("overrides"):
             lines.append(f"overrides {f.attrs['overrides']}")
         lines.append("fields    " + "\n          ".join(fields))
@@ -107,6 +107,21 @@ def _mode_lines(f, system) -> list[str]:
             note += f"  complex: lambda = {eig[k, 0]:.6g} {eig[k, 1]:+.6g}i (flutter)"
         mass = ", ".join(f"{m:.4g}" for m in g["effective_mass"][k, :3])
         lines.append(f"          {k + 1:4d}  {freq:14.6g}  {ratios[k]:13.4g}  {mass}{note}")
+    return lines
+
+
+def _buckling_lines(f) -> list[str]:
+    """The load-factor table of a buckling analysis (docs/modal.md)."""
+    if "buckling" not in f:
+        return []
+    g = f["buckling"]
+    lines = [
+        f"buckling  {len(g['factor'])} modes about the {_text(g.attrs.get('about', ''))} "
+        f"(load {float(g.attrs.get('load', 0.0)):.6g}); critical load = factor x the case's "
+        "loads",
+        "          mode  factor",
+    ]
+    lines += [f"          {k + 1:4d}  {v:.6g}" for k, v in enumerate(g["factor"][()])]
     return lines
 
 

@@ -8,7 +8,10 @@
 - ``reaction_force.y@support`` (also reaction_moment): the support reactions summed over a
   node set (the load a displacement-controlled point carries);
 - ``load_multiplier``: the time dataset itself (equilibrium: lambda, which may turn back on a
-  path followed past a limit point).
+  path followed past a limit point);
+- ``frequency`` (a modal analysis' modes/frequency) and ``buckling_factor`` (a buckling
+  analysis' buckling/factor): one value per mode against the mode number 1, 2, ... in place
+  of time, so that ``reduce: at, at: 2`` is mode 2.
 
 Components are x, y, z or norm; a leading ``-`` negates the series (a reference quoted as a
 positive magnitude). For ``analysis: equilibrium`` the time is the load multiplier.
@@ -21,6 +24,9 @@ from rodsim.results_reader import frame_count, open_results, quaternion_matrices
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2}
 _ENERGIES = ("total", "kinetic", "internal", "external")
+# series of one value per mode (against the mode number): name -> (group, dataset)
+_PER_MODE = {"frequency": ("modes", "frequency"), "buckling_factor": ("buckling", "factor")}
+_ANALYSIS = {"modes": "analysis: modal", "buckling": "analysis: buckling"}
 
 
 def _component(v: np.ndarray, comp: str, what: str) -> np.ndarray:
@@ -53,6 +59,12 @@ def read_series(path, series: str) -> tuple[np.ndarray, np.ndarray]:
         return t, -v
     what, comp, node_set, ref_set = parse(series)
     with open_results(path) as f:
+        if what in _PER_MODE:
+            group, dataset = _PER_MODE[what]
+            if group not in f:
+                raise CaseError(f"{path} has no {group}/ group: {what} needs {_ANALYSIS[group]}")
+            values = f[f"{group}/{dataset}"][()]
+            return np.arange(1.0, len(values) + 1.0), values
         n = frame_count(f)
         t = f["time"][:n]
         if what == "load_multiplier":
@@ -73,7 +85,7 @@ def read_series(path, series: str) -> tuple[np.ndarray, np.ndarray]:
             raise CaseError(
                 f"unknown series {series!r}; expected displacement, position, "
                 "local_displacement, reaction_force, reaction_moment, "
-                "linear_momentum, angular_momentum or energy"
+                "linear_momentum, angular_momentum, energy, frequency or buckling_factor"
             )
         if node_set is None:
             raise CaseError(f"series {series!r} needs a node set: {what}.{comp}@SET")

@@ -135,8 +135,12 @@ QUANTITY = s.Record(
             "series",
             Prose(),
             "the time series of the results, as `rodsim plot` names it: "
-            "`WHAT[.COMPONENT][@SET[/SET]]`, a leading `-` negates it "
-            "(rodsim/validate/measure.py lists them)",
+            "`WHAT[.COMPONENT][@SET[/SET]]`, a leading `-` negates it; WHAT is displacement, "
+            "position, local_displacement (@SET/REF), reaction_force, reaction_moment (@SET), "
+            "linear_momentum, angular_momentum, energy (.total, .kinetic, .internal, "
+            ".external), load_multiplier, or, one value per mode against the mode number in "
+            "place of time (`reduce: at, at: K` takes mode K), frequency (analysis: modal) "
+            "and buckling_factor (analysis: buckling)",
         ),
         s.Field("reduce", s.Text(choices=REDUCERS), "how the series becomes a number (below)"),
         s.Field(

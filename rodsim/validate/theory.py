@@ -50,20 +50,22 @@ def timoshenko_cantilever(
 ) -> float:
     """Angular frequency of bending mode 1..3 of a clamped-free Timoshenko beam.
 
-    The Timoshenko frequency lies below the Euler-Bernoulli one (shear and rotary inertia
-    soften the beam); the root is bracketed by scanning up from a fraction of it.
+    Timoshenko's frequencies lie below the Euler-Bernoulli ones (shear and rotary inertia
+    soften the beam), so the first `mode` roots of the frequency equation lie below the
+    Euler-Bernoulli frequency of that mode: scanned up from near zero, the mode-th root is
+    the one (in a stocky beam the next mode may also lie below it).
     """
     w_eb = euler_bernoulli_cantilever(L, EI, rhoA, mode)
-    grid = np.linspace(0.3 * w_eb, 1.0001 * w_eb, 400)
+    grid = np.linspace(1e-3 * w_eb, 1.0001 * w_eb, 400 * mode)
     vals = [_free_end_determinant(w, L, EI, kGA, rhoA, rhoI) for w in grid]
     roots = [
         (grid[i], grid[i + 1])
         for i in range(len(grid) - 1)
         if np.sign(vals[i]) != np.sign(vals[i + 1])
     ]
-    if not roots:
-        raise ValueError("no Timoshenko root found below the Euler-Bernoulli frequency")
-    lo, hi = roots[-1]  # the one nearest the Euler-Bernoulli frequency
+    if len(roots) < mode:
+        raise ValueError(f"fewer than {mode} Timoshenko roots below the Euler-Bernoulli frequency")
+    lo, hi = roots[mode - 1]
     return brentq(
         _free_end_determinant, lo, hi, args=(L, EI, kGA, rhoA, rhoI), xtol=1e-14, rtol=1e-15
     )
