@@ -117,6 +117,16 @@ def summary(prep: Prepared) -> str:
         f"solver    {s.analysis}, {solvers.SOLVERS[p.kind].label(s)}, group {s.group}"
         + (", parallel" if p.parallel else ""),
     ]
+    if d.imperfection is not None:
+        imp = d.imperfection
+        lines.append(
+            f"seed      mode {imp.mode} of {imp.from_}, amplitude {imp.amplitude:g}, as "
+            + (
+                "a stress-free imperfect reference"
+                if imp.kind == "geometry"
+                else "an initial displacement"
+            )
+        )
     beta, alpha = s.damping.coefficients
     if beta or alpha:
         fitted = ", ".join(f"{z:g} at {f:g}" for f, z in s.damping.ratios or ())

@@ -174,18 +174,24 @@ def modal_state(prep, about: str):
 def linear_buckling(prep, count: int, eq=None) -> modal.Buckling:
     """Linear buckling of a prepared case's loads (rodsim.integrators.modal.buckling) about
     the state of the equilibrium eq (its preload), or about the reference (eq None)."""
-    state = {"eq": eq}
+    model, s = prep.setup.model, prep.case.settings.solver
+    if eq is None:
+        base = modal_state(prep, "reference")
+    else:
+        base = (eq.x.copy(), eq.rot.copy(), eq.quat.copy(), eq.load)
 
-    def state_at(load: float):
-        if state["eq"] is None:
-            state["eq"] = _start_equilibrium(prep)
-        if load != state["eq"].load:
-            equilibrium.solve_load_step(state["eq"], load)
-        e = state["eq"]
-        return e.x.copy(), e.rot.copy(), e.quat.copy()
+    def solve(multiplier: float, scale: float):
+        # a fresh equilibrium of the model with scaled loads, started from the base state
+        e = _start_equilibrium(prep)
+        if scale != 1.0:
+            e = dataclasses.replace(
+                e, solver=implicit.make_solver(modal.scaled_loads(model, scale), s.group)
+            )
+        e.x[:], e.rot[:], e.quat[:], e.load = base
+        equilibrium.solve_load_step(e, multiplier)
+        return e.x, e.rot, e.quat
 
-    load = 0.0 if eq is None else eq.load
-    return modal.buckling(prep.setup.model, prep.case.settings.solver.group, count, state_at, load)
+    return modal.buckling(model, s.group, count, base, solve)
 
 
 def _eigen_frames(prep, progress, stop):

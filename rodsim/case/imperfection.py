@@ -24,6 +24,9 @@ KEY = "imperfection"
 # the mode's file must be of this mesh: its reference points within this fraction of the
 # model's size of the case's (an imperfect reference is moved by much less than its size)
 SAME_MESH = 1e-6
+# a mode whose largest displacement is below this times its largest rotation times the model's
+# size moves no node (a pure rotation: torsion)
+MOVES_NOTHING = 1e-8
 
 
 def _fail(message: str, key: str = KEY) -> CaseError:
@@ -61,7 +64,8 @@ def mode_shape(path, spec: Imperfection, points: np.ndarray) -> np.ndarray:
         )
     phi = shapes[spec.mode - 1]
     largest = float(np.linalg.norm(phi[:, :3], axis=1).max())
-    if largest == 0.0:
+    # a torsion mode's displacements are round-off of its rotations times the model's size
+    if largest <= MOVES_NOTHING * size * float(np.abs(phi[:, 3:]).max()):
         raise _fail(
             f"mode {spec.mode} moves no node (a pure rotation): its amplitude, a largest "
             "displacement, cannot scale it",

@@ -38,8 +38,13 @@ RIGID = 1e-8  # |lambda| / max(diag K / diag M) below which a mode may be rigid
 RIGID_SHAPE = 1e-6  # M-norm of a mode outside the rigid motions below which it is rigid
 SYMMETRIC = 1e-9  # |K - K^T| / |K| below which K is taken as symmetric
 # buckling about the reference: the size (displacement / model size, rotation) of the state
-# whose stresses give K_G: its strains stand ~1e10 above round-off, its nonlinearity is ~1e-6
-LINEAR_AMPLITUDE = 1e-6
+# whose stresses give K_G: its strains stand ~1e7 above round-off, its nonlinearity is ~1e-9,
+# and it stays below the critical strain of columns up to L/r ~ 5e4
+LINEAR_AMPLITUDE = 1e-9
+RESCALES = 6  # load increments tried to reach it
+# from a preload: grow the increment (at most to PRELOAD_DELTA of the loads) while the state
+# moves less than PRELOAD_MOVE (its strain change then ~1e6 above round-off)
+PRELOAD_MOVE, PRELOAD_DELTA = 1e-10, 1e-2
 
 
 @dataclass(frozen=True)
@@ -199,93 +204,154 @@ def modes(
 @dataclass(frozen=True)
 class Buckling:
     """Linear buckling about a state at load multiplier `load` (0: the reference): the load
-    factors (M,) at which the tangent, extrapolated linearly in the load multiplier, is
-    singular, lowest positive first, as multipliers of the case's loads (the preload
-    included), and the buckling modes shape (M, N, 6) (u, theta) per node, scaled to a
-    largest component of 1."""
+    factors (M,) at which the tangent, with the geometric stiffness of added load linear in
+    the load multiplier, is singular, lowest positive first, as multipliers of the case's
+    loads (the preload included), and the buckling modes shape (M, N, 6) (u, theta) per
+    node, scaled to a largest component of +1."""
 
     factor: np.ndarray
     shape: np.ndarray
     load: float = 0.0
 
 
-def prestressed(model, x: np.ndarray, rot: np.ndarray, scale: float = 1.0):
-    """The model whose reference configuration carries scale times the strains of the state
-    (x, rot) (their change from the reference): its reference strains shifted by them (rods:
-    Gamma0, Omega0; plates: eps0, kappa0, g0, w0), so that the strain measures at the
-    reference, less the shifted ones, are scale (state's - reference's). Its tangent at the
-    reference is the material stiffness of the undeformed structure plus the geometric
-    stiffness of those stresses, linear in them (docs/modal.md, "Buckling")."""
-    gamma, omega = rod.strains_at(model.rods, x, rot)
-    r = model.rods
-    rods = r._replace(
-        gamma0=r.gamma0 - scale * (gamma - r.gamma0), omega0=r.omega0 - scale * (omega - r.omega0)
-    )
-    p = model.plates
+def prestressed(model, base, state, scale: float = 1.0):
+    """The model with its reference strains shifted by scale times the change of the strain
+    measures from the configuration base to state (each (x, rot); rods: Gamma0, Omega0;
+    plates: eps0, kappa0, g0, w0): at base it then carries, on top of base's own strains,
+    scale x that change. Its tangent at base is the one of base's stresses plus the geometric
+    stiffness of the added ones, linear in them; the material stiffness is base's
+    (docs/modal.md, "Buckling")."""
+    r, p = model.rods, model.plates
+    (g1, w1), (g0, w0) = rod.strains_at(r, *state), rod.strains_at(r, *base)
+    rods = r._replace(gamma0=r.gamma0 - scale * (g1 - g0), omega0=r.omega0 - scale * (w1 - w0))
     if p.conn.shape[0]:
-        eps, kappa, g, w = plate.strains_at(p, x, rot)
-        p = p._replace(
-            eps0=p.eps0 - scale * (eps - p.eps0),
-            kappa0=p.kappa0 - scale * (kappa - p.kappa0),
-            g0=p.g0 - scale * (g - p.g0),
-            w0=p.w0 - scale * (w - p.w0),
-        )
+        new, old = plate.strains_at(p, *state), plate.strains_at(p, *base)
+        shifted = [
+            ref - scale * (a - b)
+            for ref, a, b in zip((p.eps0, p.kappa0, p.g0, p.w0), new, old, strict=True)
+        ]
+        p = p._replace(eps0=shifted[0], kappa0=shifted[1], g0=shifted[2], w0=shifted[3])
     return dataclasses.replace(model, rods=rods, plates=p)
 
 
+def scaled_loads(model, scale: float):
+    """The model with its loads (forces, moments, gravity, pressure) times scale; prescribed
+    motions unchanged."""
+    ld = model.loads
+    loads = ld._replace(
+        force=ld.force * scale,
+        moment=ld.moment * scale,
+        gravity=ld.gravity * scale,
+        pressure=ld.pressure * scale,
+    )
+    return dataclasses.replace(model, loads=loads)
+
+
 def _amplitude(x0, rot0, x, rot) -> float:
-    """The size of a state's departure from the reference: the largest of its nodal
-    displacements over the model's size and its nodal rotations (rad)."""
+    """The size of a change of configuration: the largest of its nodal displacements over the
+    model's size and its nodal rotations (rad)."""
     size = float(np.linalg.norm(np.ptp(x0, axis=0))) or 1.0
     cosines = (np.einsum("nij,nij->n", rot, rot0) - 1.0) / 2.0
     turn = float(np.arccos(np.clip(cosines, -1.0, 1.0)).max())
     return max(float(np.abs(x - x0).max()) / size, turn)
 
 
-def buckling(
-    model, group: str, count: int, state_at, load: float = 0.0, epsilon: float = 1e-4
-) -> Buckling:
-    """Linear buckling factors of the case's loads about the equilibrium at load multiplier
-    `load` (docs/modal.md, "Buckling"), state_at(s) -> (x, rot, quat) the equilibrium at s.
-    The factors solve (K_T + mu K_G) phi = 0, factor = load + mu, as -K_G phi = (1/mu) K_T
-    phi (K_T positive definite: a supported structure below its critical load).
+def _increment(solve, base, load: float, epsilon: float):
+    """(state, delta): the equilibrium after a load increment delta x the case's loads from
+    the base state at load multiplier `load`. solve(multiplier, scale): the equilibrium at
+    the multiplier with the loads times scale, from base.
 
-    About the reference (load 0), the classical problem: K_T is the material stiffness and
-    K_G the geometric stiffness of the stresses at load multiplier 1, extrapolated linearly
-    from the equilibrium at a small multiplier (epsilon, rescaled so that the state moves by
-    about LINEAR_AMPLITUDE, at most 1) and taken at the undeformed reference (prestressed;
-    prebuckling deformations left out, as in the textbook formulas); at multiplier 1, not
-    epsilon, so that K_G is not lost to round-off beside K_T whatever the loads' size. About
-    a preload, K_T = K_T(load) and K_G = dK_T/ds by a
-    backward difference over epsilon along the path (time functions may end at 1): the
-    extrapolation also holds the change of the material stiffness with the deformation, and
-    tends to the nonlinear critical point as the preload approaches it."""
-    x0, rot0, quat0 = (np.array(a) for a in state_at(load))
-    k0, _ = matrices(model, group, x0, rot0, quat0, load)
-    other = load + epsilon if load == 0.0 else load - epsilon
-    x, rot, quat = state_at(other)
-    if load == 0.0:  # the stresses at multiplier 1 on the reference
-        amplitude = _amplitude(x0, rot0, x, rot)
-        if amplitude > 0.0 and not 0.1 < amplitude / LINEAR_AMPLITUDE < 10.0:
-            # the state's strains must stand above round-off and stay linear
-            other = min(1.0, other * LINEAR_AMPLITUDE / amplitude)
-            x, rot, quat = state_at(other)
-        stressed = prestressed(model, x, rot, 1.0 / other)
-        other = 1.0
-        kt, _ = matrices(stressed, group, x0, rot0, quat0, other)
-    else:
-        kt, _ = matrices(model, group, x, rot, quat, other)
+    From the reference (load 0) delta is rescaled until the state moves by about
+    LINEAR_AMPLITUDE: its strains then stand ~1e7 above round-off (and above the equilibrium
+    solver's absolute floor, under which a tiny load moves nothing) and stay linear in delta.
+    From a preload (load 1) the increment must also stay below the critical load: delta
+    grows from epsilon only while the state moves by less than PRELOAD_MOVE, up to
+    PRELOAD_DELTA. Either shrinks where the increment reaches an unstable state."""
+
+    def at(delta):
+        # from the reference the multiplier itself scales (prescribed motions too) up to 1;
+        # beyond it, and from a preload, the loads are scaled (time functions end at 1)
+        if load == 0.0 and delta <= 1.0:
+            return solve(delta, 1.0)
+        return solve(1.0, load + delta)
+
+    delta = epsilon
+    for attempt in range(RESCALES):
+        try:
+            state = at(delta)
+        except NumericalError:
+            if attempt == RESCALES - 1:
+                raise
+            delta *= 1e-2  # the increment crossed a critical load (a near-critical preload)
+            continue
+        moved = _amplitude(base[0], base[1], state[0], state[1])
+        if attempt == RESCALES - 1:
+            break
+        if load == 0.0 and not 0.1 < moved / LINEAR_AMPLITUDE < 10.0:
+            # at most 1e4 up at a time: below the floor a step barely moves, and says little
+            delta *= min(LINEAR_AMPLITUDE / moved, 1e4) if moved > 0.0 else 1e4
+        elif load != 0.0 and moved < PRELOAD_MOVE and delta < PRELOAD_DELTA:
+            delta = min(delta * 10.0, PRELOAD_DELTA)
+        else:
+            break
+    return state, delta
+
+
+def buckling(model, group: str, count: int, base, solve, epsilon: float = 1e-4) -> Buckling:
+    """Linear buckling factors of the case's loads about the base state (x, rot, quat, load):
+    the reference (load 0) or the preload (the equilibrium at load multiplier 1) (docs/
+    modal.md, "Buckling"); solve(multiplier, scale) -> (x, rot, quat) the equilibrium at the
+    multiplier with the loads times scale, from the base state.
+
+    K_T is the tangent at the base state; K_G the change of the tangent per unit load
+    multiplier from the stresses (and follower-load stiffness) a load increment adds, taken
+    at the base configuration: the increment's strains per unit multiplier are added to the
+    base state's (prestressed), so the material stiffness cancels exactly and nothing is
+    lost to round-off whatever the loads' size. The factors solve (K_T + mu K_G) phi = 0,
+    factor = load + mu, as -K_G phi = (1/mu) K_T phi; K_T must be positive definite (a
+    supported structure below its critical load). About the reference this is the classical
+    problem (K_material + lambda K_geometric) phi = 0 of the undeformed structure."""
+    x0, rot0, quat0, load = base
+    x0, rot0, quat0 = np.array(x0), np.array(rot0), np.array(quat0)
+    loaded = scaled_loads(model, load) if load != 1.0 else model
+    k0, _ = matrices(loaded, group, x0, rot0, quat0, 1.0)
+    if load != 0.0:
+        lowest = lowest_eigenvalue(model, group, x0, rot0, quat0, load)
+        if not lowest > 0.0:
+            raise NumericalError(
+                f"the preload (load multiplier {load:g}) is at or past a critical load: the "
+                f"tangent there is not positive definite (lowest omega^2 = {lowest:.6g}); "
+                "lower the case's loads, or take the buckling about the reference"
+            )
+    (x, rot, _), delta = _increment(solve, (x0, rot0), load, epsilon)
+    stressed = scaled_loads(prestressed(model, (x0, rot0), (x, rot), 1.0 / delta), load + 1.0)
+    kt, _ = matrices(stressed, group, x0, rot0, quat0, 1.0)
     free = np.flatnonzero(~model.fixed.ravel())
     k0f = k0[free][:, free]
-    kg = ((kt - k0)[free][:, free]) / (other - load)
+    kg = (kt - k0)[free][:, free]
     k0s = ((k0f + k0f.T) * 0.5).tocsc()
     kgs = ((kg + kg.T) * 0.5).tocsc()
+    uncompressed = NumericalError(
+        "no positive buckling factor: the loads compress nothing (no loads, or tension "
+        "only), so no multiple of them buckles the structure"
+    )
+    if not np.any(kgs.data):  # no load moved anything
+        raise uncompressed
+    # K_G per unit multiplier of small loads is tiny beside K_T: scaled to it for the solver
+    unit = abs(k0s).max() / abs(kgs).max()
     count = min(count, len(free) - 2)
     try:
         if len(free) <= 64:
-            mu, vecs = la.eigh(-kgs.toarray(), k0s.toarray())
+            mu, vecs = la.eigh(-unit * kgs.toarray(), k0s.toarray())
         else:
-            mu, vecs = sla.eigsh(-kgs, k=count, M=k0s, which="LA", v0=_start(len(free)))
+            mu, vecs = sla.eigsh(-unit * kgs, k=count, M=k0s, which="LA", v0=_start(len(free)))
+    except sla.ArpackNoConvergence as exc:
+        # the largest of -K_G's eigenvalues are a cluster of zeros when nothing is compressed
+        if not np.any(np.asarray(exc.eigenvalues) > 0.0):
+            raise uncompressed from None
+        raise NumericalError(
+            f"linear buckling failed: the eigensolver did not converge ({exc})"
+        ) from None
     except (RuntimeError, np.linalg.LinAlgError, sla.ArpackError) as exc:
         state = "reference" if load == 0.0 else f"preload (load multiplier {load:g})"
         raise NumericalError(
@@ -294,12 +360,9 @@ def buckling(
         ) from None
     positive = mu > 1e-12 * max(np.abs(mu).max(), 1e-300)
     if not positive.any():
-        raise NumericalError(
-            "no positive buckling factor: the loads compress nothing (no loads, or tension "
-            "only), so no multiple of them buckles the structure"
-        )
+        raise uncompressed
     order = np.argsort(-mu[positive])[:count]
-    factors = load + 1.0 / mu[positive][order]
+    factors = load + unit / mu[positive][order]
     shapes = np.zeros((len(order), 6 * model.n_nodes))
     shapes[:, free] = vecs[:, positive][:, order].T
     # scaled by the largest component, sign included: the same shape on every run
