@@ -244,6 +244,13 @@ def run(case, output, vtk, overrides, quiet, max_memory):
             f"energy    kinetic {f.kinetic:.6g}, internal {f.internal:.6g}, "
             f"external {f.external:.6g}, total {f.total:.6g}"
         )
+        reaction = runner.reaction_totals(f)
+        if reaction is not None:
+            force, moment = reaction
+            click.echo(
+                f"reaction  at the last frame: force {runner.vector_text(force)}, moment "
+                f"about the origin {runner.vector_text(moment)}"
+            )
         click.echo(f"results   {result.path}" + (f"\nparaview  {result.pvd}" if result.pvd else ""))
 
 

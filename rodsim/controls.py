@@ -43,9 +43,11 @@ def _span(rows: np.ndarray):
 class LoadControl:
     """The values of one `loads:` entry (not gravity: Simulation.gravity) at every node of its
     set: force and moment (global axes, reference state; follower loads turn with the node),
-    edge_force (per length), pressure. Reading gives the value now in force (before its time
-    function); setting one the entry lacks is a CaseError (give the case the key, with zeros,
-    to control it). `changed` is called after every change."""
+    edge_force (per length), line_force and line_moment (per length along rods),
+    surface_force (per area of plates), body_force (per volume), pressure. Reading gives the
+    value now in force (before its time function); setting one the entry lacks is a CaseError
+    (give the case the key, with zeros, to control it). `changed` is called after every
+    change."""
 
     def __init__(self, index: int, spec: dict, rows: LoadRows, loads, changed: Callable):
         self.index = index
@@ -56,6 +58,8 @@ class LoadControl:
         self._loads = loads
         self._changed = changed
         self._edge_force = None if spec.edge_force is None else np.array(spec.edge_force)
+        # the distributed values as given (per length, area, volume), before lumping
+        self._spread = {k: np.array(getattr(spec, k)) for k in rows.distributed}
 
     def __repr__(self) -> str:
         return f"<LoadControl loads[{self.index}] on {self.set!r}>"
@@ -109,6 +113,58 @@ class LoadControl:
         # as the case builds them: each node's edge length times the force per length
         self._loads.force[self._rows.edge] = self._rows.edge_length[:, None] * v
         self._edge_force = v
+        self._changed()
+
+    @property
+    def line_force(self) -> np.ndarray:
+        """(3,) force per unit reference length along the set's rod elements (in the entry's
+        frame)."""
+        return self._spread_value("line_force")
+
+    @line_force.setter
+    def line_force(self, value) -> None:
+        self._set_spread("line_force", value)
+
+    @property
+    def line_moment(self) -> np.ndarray:
+        """(3,) moment per unit reference length along the set's rod elements."""
+        return self._spread_value("line_moment")
+
+    @line_moment.setter
+    def line_moment(self, value) -> None:
+        self._set_spread("line_moment", value)
+
+    @property
+    def surface_force(self) -> np.ndarray:
+        """(3,) force per unit reference area on the set's plate cells."""
+        return self._spread_value("surface_force")
+
+    @surface_force.setter
+    def surface_force(self, value) -> None:
+        self._set_spread("surface_force", value)
+
+    @property
+    def body_force(self) -> np.ndarray:
+        """(3,) force per unit reference volume on the set's rods and plates."""
+        return self._spread_value("body_force")
+
+    @body_force.setter
+    def body_force(self, value) -> None:
+        self._set_spread("body_force", value)
+
+    def _spread_value(self, name: str) -> np.ndarray:
+        if name not in self._spread:
+            self._missing(name)
+        return self._spread[name].copy()
+
+    def _set_spread(self, name: str, value) -> None:
+        if name not in self._spread:
+            self._missing(name)
+        v = np.array(as_vector(value, self._key(name)))
+        rows, maps, target = self._rows.distributed[name]
+        # lumped as the case lumps it (rodsim.mesh.distributed): each row's map times v
+        getattr(self._loads, target)[rows] = maps @ v
+        self._spread[name] = v
         self._changed()
 
     @property

@@ -18,7 +18,7 @@ import numpy as np
 from rodsim import estimates, interrupts, output_lock, resources, solvers
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build, case_mesh
-from rodsim.case.settings import FilePart
+from rodsim.case.settings import FilePart, GravityLoad
 from rodsim.errors import (
     CaseError,
     Interrupted,
@@ -193,15 +193,42 @@ def _stress_line(prep: Prepared) -> list[str]:
 def _loads_line(prep: Prepared) -> str:
     """The summary's loads: the count of `loads:` entries, the resultant force and moment
     about the origin of all but gravity, and gravity's force, in the reference configuration
-    at t = 0 (equilibrium: at the full load, multiplier 1), time functions included."""
+    at t = 0 (equilibrium: at the full load, multiplier 1), time functions included; then,
+    with more than one entry, each entry's own (its set's nodes and elements)."""
     d, m = prep.case.settings, prep.setup.model
-    static = d.solver.static
-    force, moment, weight = load_totals(m.terms, m.x0, m.rot0, 1.0 if static else 0.0)
-    return (
-        f"loads     {_count(len(d.loads))}; at {'load 1' if static else 't = 0'}: "
-        f"force {_vector(force)}, moment about the origin {_vector(moment)}, "
-        f"gravity {_vector(weight)}"
+    t = 1.0 if d.solver.static else 0.0
+    force, moment, weight = load_totals(m.terms, m.x0, m.rot0, t)
+    line = (
+        f"loads     {_count(len(d.loads))}; at {'load 1' if t else 't = 0'}: "
+        f"force {vector_text(force)}, moment about the origin {vector_text(moment)}, "
+        f"gravity {vector_text(weight)}"
     )
+    if len(d.loads) < 2:
+        return line
+    for i, (spec, rows) in enumerate(zip(d.loads, prep.setup.load_rows, strict=True)):
+        if isinstance(spec, GravityLoad):
+            continue
+        f, mo, _ = load_totals(_only(m, rows).terms, m.x0, m.rot0, t)
+        line += f"\n  loads[{i}] on {spec.set}: force {vector_text(f)}, moment {vector_text(mo)}"
+    return line
+
+
+def _only(model, rows):
+    """The model with only the load rows of one `loads:` entry (no gravity)."""
+    ld = model.loads
+    nodal = np.zeros(len(ld.node), dtype=bool)
+    for r in (rows.nodal, rows.edge, *(d[0] for d in rows.distributed.values())):
+        nodal[r] = True
+    pressed = np.zeros(len(ld.pressure_el), dtype=bool)
+    pressed[rows.pressure] = True
+    mask = nodal[:, None]
+    only = ld._replace(
+        force=np.where(mask, ld.force, 0.0),
+        moment=np.where(mask, ld.moment, 0.0),
+        pressure=np.where(pressed, ld.pressure, 0.0),
+        gravity=np.zeros(3),
+    )
+    return dataclasses.replace(model, loads=only)
 
 
 def _masses_line(prep: Prepared) -> str:
@@ -220,7 +247,17 @@ def _count(n: int) -> str:
     return f"{n} entry" if n == 1 else f"{n} entries"
 
 
-def _vector(v) -> str:
+def reaction_totals(frame: Frame):
+    """(force, moment about the origin) (3,) each that the supports exert at a frame (its
+    nodes' reactions summed), or None where it has none."""
+    if frame.reaction_force is None or not np.any(frame.reaction_force):
+        return None
+    force = frame.reaction_force.sum(axis=0)
+    moment = (np.cross(frame.position, frame.reaction_force) + frame.reaction_moment).sum(axis=0)
+    return force, moment
+
+
+def vector_text(v) -> str:
     """(x, y, z) to 6 digits; components below 1e-12 of the largest are round-off: 0."""
     v = np.asarray(v, dtype=float)
     v = np.where(np.abs(v) <= 1e-12 * np.abs(v).max(), 0.0, v) + 0.0  # + 0.0: no "-0"

@@ -65,6 +65,18 @@ BOUNDARY = Record(
     into=settings.Boundary,
 )
 
+
+def _section_frame_for_lines(data, path: Path):
+    turned = ("line_force", "line_moment", "surface_force")
+    if data["frame"] != "global" and all(data[k] is None for k in turned):
+        raise fail(
+            (*path, "frame"),
+            "frame applies to line_force, line_moment and surface_force; this entry has none",
+        )
+
+
+_section_frame_for_lines.__doc__ = "frame: section needs line_force, line_moment or surface_force"
+
 NODE_LOAD = Record(
     (
         Field("set", SET_NAME, "node set; the load acts at every node of it"),
@@ -94,9 +106,60 @@ NODE_LOAD = Record(
             "each); dead, or follower with `follower: true`",
             optional=True,
         ),
+        Field(
+            "line_force",
+            vector("force/length"),
+            "rods: force per unit reference length along the rod elements whose two ends are "
+            "in the set, lumped to their nodes (half an element each: the linear element's "
+            "consistent load); dead, or follower with `follower: true` (fixed in the section "
+            "frame)",
+            optional=True,
+        ),
+        Field(
+            "line_moment",
+            vector("force"),
+            "rods: moment per unit reference length along the same elements, lumped alike",
+            optional=True,
+        ),
+        Field(
+            "surface_force",
+            vector("force/length^2"),
+            "plates: force per unit reference area on the plate cells whose corners are all "
+            "in the set (a traction: any direction, unlike pressure), lumped to the corners "
+            "by the cells' consistent nodal areas; dead, or follower with `follower: true`",
+            optional=True,
+        ),
+        Field(
+            "body_force",
+            vector("force/length^3"),
+            "force per unit reference volume (global axes) on the rod elements and plate "
+            "cells whose nodes are all in the set: times the rods' section area (a section "
+            "with a shape) or the plates' thickness, lumped alike",
+            optional=True,
+        ),
+        Field(
+            "frame",
+            Text(choices=("global", "section")),
+            "axes of line_force, line_moment and surface_force: global, or each element's "
+            "frame at the reference (rods: the section frame, d1 along the rod; plates: the "
+            "cell's frame at each corner, d3 its normal)",
+            default="global",
+        ),
         Field("time", TIME, "time function (default: constant 1)", optional=True),
     ),
-    rules=(at_least_one("force", "moment", "pressure", "edge_force"),),
+    rules=(
+        at_least_one(
+            "force",
+            "moment",
+            "pressure",
+            "edge_force",
+            "line_force",
+            "line_moment",
+            "surface_force",
+            "body_force",
+        ),
+        _section_frame_for_lines,
+    ),
     into=settings.NodeLoad,
 )
 

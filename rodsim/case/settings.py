@@ -169,6 +169,11 @@ class NodeLoad:
     follower: bool
     pressure: float | None
     edge_force: Vec3 | None
+    line_force: Vec3 | None
+    line_moment: Vec3 | None
+    surface_force: Vec3 | None
+    body_force: Vec3 | None
+    frame: Literal["global", "section"]
     time: TimeFunction | None
 
 

@@ -20,11 +20,12 @@ from rodsim.model.timefunc import TimeFunction
 
 @dataclass(frozen=True)
 class NodalLoad:
-    """Force and moment (global axes, reference state) applied at each of ``nodes``."""
+    """Force and moment (global axes, reference state) applied at each of ``nodes``: one
+    (3,) for all of them, or one per node (K,3) (a distributed load lumped to its nodes)."""
 
     nodes: np.ndarray
-    force: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    moment: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    force: tuple[float, float, float] | np.ndarray = (0.0, 0.0, 0.0)
+    moment: tuple[float, float, float] | np.ndarray = (0.0, 0.0, 0.0)
     follower: bool = False
     time: TimeFunction = timefunc.constant(1.0)
 
@@ -79,10 +80,13 @@ def pack_loads(
     for load in loads:
         functions.append(load.time)
         k = len(functions) - 1
-        for a in np.asarray(load.nodes, dtype=np.int64).ravel():
+        nodes = np.asarray(load.nodes, dtype=np.int64).ravel()
+        f = np.broadcast_to(np.asarray(load.force, dtype=np.float64), (len(nodes), 3))
+        m = np.broadcast_to(np.asarray(load.moment, dtype=np.float64), (len(nodes), 3))
+        for i, a in enumerate(nodes):
             node.append(a)
-            force.append(load.force)
-            moment.append(load.moment)
+            force.append(f[i])
+            moment.append(m[i])
             follower.append(int(load.follower))
             tf.append(k)
     g = np.zeros(3)
