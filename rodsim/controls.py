@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from rodsim.case.fields import DOFS
-from rodsim.case.model import LoadRows
+from rodsim.case.load_terms import LoadRows
 from rodsim.case.settings import GravityLoad
 from rodsim.errors import CaseError
 
@@ -38,6 +38,16 @@ def _span(rows: np.ndarray):
     if len(rows) and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows))):
         return slice(int(rows[0]), int(rows[0]) + len(rows))
     return rows
+
+
+def _spread(name: str, doc: str) -> property:
+    """A distributed value of a load entry (rodsim.case.load_terms.DISTRIBUTED), in the
+    entry's frame, before lumping."""
+    return property(
+        lambda self: self._spread_value(name),
+        lambda self, value: self._set_spread(name, value),
+        doc=doc + " (the entry's frame; before its time function)",
+    )
 
 
 class LoadControl:
@@ -115,42 +125,18 @@ class LoadControl:
         self._edge_force = v
         self._changed()
 
-    @property
-    def line_force(self) -> np.ndarray:
-        """(3,) force per unit reference length along the set's rod elements (in the entry's
-        frame)."""
-        return self._spread_value("line_force")
-
-    @line_force.setter
-    def line_force(self, value) -> None:
-        self._set_spread("line_force", value)
-
-    @property
-    def line_moment(self) -> np.ndarray:
-        """(3,) moment per unit reference length along the set's rod elements."""
-        return self._spread_value("line_moment")
-
-    @line_moment.setter
-    def line_moment(self, value) -> None:
-        self._set_spread("line_moment", value)
-
-    @property
-    def surface_force(self) -> np.ndarray:
-        """(3,) force per unit reference area on the set's plate cells."""
-        return self._spread_value("surface_force")
-
-    @surface_force.setter
-    def surface_force(self, value) -> None:
-        self._set_spread("surface_force", value)
-
-    @property
-    def body_force(self) -> np.ndarray:
-        """(3,) force per unit reference volume on the set's rods and plates."""
-        return self._spread_value("body_force")
-
-    @body_force.setter
-    def body_force(self, value) -> None:
-        self._set_spread("body_force", value)
+    line_force = _spread(
+        "line_force", "(3,) force per unit reference length along the set's rod elements"
+    )
+    line_moment = _spread(
+        "line_moment", "(3,) moment per unit reference length along the set's rod elements"
+    )
+    surface_force = _spread(
+        "surface_force", "(3,) force per unit reference area on the set's plate cells"
+    )
+    body_force = _spread(
+        "body_force", "(3,) force per unit reference volume on the set's rods and plates"
+    )
 
     def _spread_value(self, name: str) -> np.ndarray:
         if name not in self._spread:

@@ -10,7 +10,7 @@ import pytest
 from rodsim import solvers
 from rodsim.case import conditions, parts, sections, settings, v1
 from rodsim.case import schema as s
-from rodsim.case.model import LOAD_BUILDERS
+from rodsim.case.load_terms import LOAD_BUILDERS
 from rodsim.registry import Registry
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from rodsim.case.fields import DOFS
 from rodsim.case.imperfection import seeded
 from rodsim.case.load import Case
+from rodsim.case.load_terms import LOAD_BUILDERS, LoadRows, Loads, nodes_of
 from rodsim.case.parts import part_path
 from rodsim.case.schema import render
 from rodsim.case.sections import rod_section
@@ -20,39 +21,17 @@ from rodsim.case.settings import (
     CaseSettings,
     FilePart,
     Foundation,
-    GravityLoad,
     Mass,
-    NodeLoad,
     Spring,
 )
 from rodsim.errors import CaseError
-from rodsim.mesh import distributed
-from rodsim.mesh.assemble import Mesh, build_mesh, unknown_set_message
-from rodsim.mesh.plate_geometry import edge_lengths, plate_node_frames, plates_within
+from rodsim.mesh.assemble import Mesh, build_mesh
+from rodsim.mesh.plate_geometry import plate_node_frames
 from rodsim.model import timefunc
 from rodsim.model.assembly import Model, PointMass, build_model
-from rodsim.model.loads import Gravity, NodalLoad, Pressure
 from rodsim.model.plate import make_plates
 from rodsim.model.prescribed import Prescribed
 from rodsim.model.supports import Support, foundation_scale
-
-
-@dataclass(frozen=True)
-class LoadRows:
-    """Where one `loads:` entry went in the model's packed loads (rodsim.model.loads.
-    LoadArrays), so that its values can be changed in place (rodsim.controls): nodal (R,) its
-    rows of force and moment, one per node of its set; edge (Q,) its edge_force rows, with
-    edge_length (Q,) the edge length each carries; pressure (S,) its pressure rows, one per
-    plate element; distributed: key (line_force, line_moment, surface_force, body_force) ->
-    (rows (L,), maps (L,3,3), "force" or "moment"): each row's matrix turns the value per
-    length, area or volume into its lumped load (rodsim.mesh.distributed). Empty where the
-    entry has no such key; all empty for gravity."""
-
-    nodal: np.ndarray
-    edge: np.ndarray
-    edge_length: np.ndarray
-    pressure: np.ndarray
-    distributed: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,15 +56,6 @@ def time_function(tf: timefunc.TimeFunction | None, default: timefunc.TimeFuncti
     if tf is not None:
         return tf
     return timefunc.constant(1.0) if default is None else default
-
-
-def nodes_of(mesh: Mesh, name: str, path) -> np.ndarray:
-    if name not in mesh.sets:
-        raise CaseError(unknown_set_message(name, mesh.sets), key=render(path))
-    nodes = mesh.sets[name]
-    if len(nodes) == 0:
-        raise CaseError(f"node set {name!r} is empty", key=render(path))
-    return nodes
 
 
 def _part_section_key(mesh: Mesh, data: CaseSettings, e: int):
@@ -272,7 +242,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
     fixed, prescribed, motion_rows = _boundary(mesh, data.boundary, default_time)
     area = [s.geometry.shape.area if s.geometry is not None else np.nan for s in per_element]
     thickness = plate_stress["h"] if plate_stress["h"] is not None else np.zeros(0)
-    terms = _Loads([], [], [], [], np.asarray(area, dtype=float), thickness)
+    terms = Loads([], [], [], [], np.asarray(area, dtype=float), thickness)
     for i, spec in enumerate(data.loads):
         tf = time_function(spec.time, default_time)
         terms.rows.append(LOAD_BUILDERS[type(spec)](mesh, spec, tf, ("loads", i), terms))
@@ -361,117 +331,6 @@ def _boundary(mesh: Mesh, entries: tuple, default_time):
         tf = time_function(p.time, default_time)
         prescribed.append(Prescribed(nodes, p.displacement, p.rotation, tf))
     return fixed, prescribed, motion_rows
-
-
-@dataclass(frozen=True)
-class _Loads:
-    """The model's load terms as they are built, in `loads:` order, and each entry's rows;
-    rod_area (E,) the rod elements' cross-section areas (NaN: a section given by its
-    stiffnesses) and plate_thickness (P,), for body forces."""
-
-    nodal: list
-    gravity: list
-    pressures: list
-    rows: list
-    rod_area: np.ndarray
-    plate_thickness: np.ndarray
-
-
-def _no_rows() -> dict:
-    return dict.fromkeys(("nodal", "edge", "pressure"), np.zeros(0, dtype=np.int64))
-
-
-def _gravity(mesh: Mesh, spec: GravityLoad, tf, path, terms: _Loads) -> LoadRows:
-    terms.gravity.append(Gravity(spec.gravity, tf))
-    return LoadRows(edge_length=np.zeros(0), **_no_rows())
-
-
-def _node_load(mesh: Mesh, spec: NodeLoad, tf, path, terms: _Loads) -> LoadRows:
-    """Nodal force and moment, plate pressure and plate edge force of one `loads:` entry."""
-    rows, edge_length = _no_rows(), np.zeros(0)
-    nodes = nodes_of(mesh, spec.set, (*path, "set"))
-    if spec.pressure is not None:
-        first = sum(len(p.elements) for p in terms.pressures)
-        plates = plates_within(mesh, nodes, (*path, "set"))
-        terms.pressures.append(Pressure(plates, spec.pressure, tf))
-        rows["pressure"] = np.arange(first, first + len(plates))
-    first = sum(len(load.nodes) for load in terms.nodal)
-    if spec.force is not None or spec.moment is not None:
-        zero = (0.0, 0.0, 0.0)
-        terms.nodal.append(
-            NodalLoad(nodes, spec.force or zero, spec.moment or zero, spec.follower, tf)
-        )
-        rows["nodal"] = np.arange(first, first + len(nodes))
-    if spec.edge_force is not None:
-        per_node = edge_lengths(mesh, nodes, (*path, "set"))
-        force = np.asarray(spec.edge_force, dtype=float)
-        for a, length in per_node.items():
-            terms.nodal.append(
-                NodalLoad(np.array([a]), tuple(length * force), follower=spec.follower, time=tf)
-            )
-        first += len(rows["nodal"])
-        rows["edge"] = np.arange(first, first + len(per_node))
-        edge_length = np.array(list(per_node.values()))
-    spread = {}
-    for key, target, kind in DISTRIBUTED:
-        value = getattr(spec, key)
-        if value is None:
-            continue
-        loaded, maps = _distributed_maps(mesh, nodes, kind, spec.frame, (*path, "set"), key, terms)
-        lumped = maps @ np.asarray(value, dtype=float)
-        zero = np.zeros_like(lumped)
-        first = sum(len(load.nodes) for load in terms.nodal)
-        pair = (lumped, zero) if target == "force" else (zero, lumped)
-        terms.nodal.append(NodalLoad(loaded, *pair, spec.follower, tf))
-        spread[key] = (np.arange(first, first + len(loaded)), maps, target)
-    return LoadRows(edge_length=edge_length, distributed=spread, **rows)
-
-
-# the distributed keys of a `loads:` entry: (key, "force" or "moment", what it acts on)
-DISTRIBUTED = (
-    ("line_force", "force", "line"),
-    ("line_moment", "moment", "line"),
-    ("surface_force", "force", "surface"),
-    ("body_force", "force", "body"),
-)
-
-
-def _distributed_maps(mesh: Mesh, nodes, kind: str, frame: str, path, key: str, terms):
-    """(nodes, maps) lumping a value per length (rods), area (plates) or volume (rods, with
-    their sections' areas, and plates, with their thickness) on the set's elements."""
-    if kind == "line":
-        elements = distributed.elements_within(mesh, nodes, path, key)
-        return distributed.line_maps(mesh, elements, frame)
-    cells = np.flatnonzero(np.isin(getattr(mesh, "plates", np.zeros((0, 4))), nodes).all(axis=1))
-    if kind == "surface":
-        if len(cells) == 0:
-            plates_within(mesh, nodes, path)  # raises, naming the key
-        return distributed.surface_maps(mesh, cells, frame)
-    rods = np.flatnonzero(np.isin(mesh.conn, nodes).all(axis=1))
-    if len(rods) == 0 and len(cells) == 0:
-        raise CaseError(
-            "body_force acts on rod elements and plate cells, and this set holds none (all "
-            "their nodes must be in the set)",
-            key=render(path),
-        )
-    parts = []
-    if len(rods):
-        area = terms.rod_area[rods]
-        if np.isnan(area).any():
-            name = mesh.section_names[mesh.section[rods[np.isnan(area)][0]]]
-            raise CaseError(
-                f"body_force needs the rods' cross-section area, and section {name!r} is "
-                "given by its stiffnesses: give it a shape",
-                key=render(path),
-            )
-        parts.append(distributed.line_maps(mesh, rods, "global", area))
-    if len(cells):
-        parts.append(distributed.surface_maps(mesh, cells, "global", terms.plate_thickness[cells]))
-    return distributed.merged(*parts)
-
-
-# how each kind of `loads:` entry (rodsim.case.conditions.LOAD) becomes model terms
-LOAD_BUILDERS = {NodeLoad: _node_load, GravityLoad: _gravity}
 
 
 def _mass(mesh: Mesh, m: Mass, path) -> PointMass:
