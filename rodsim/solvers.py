@@ -47,8 +47,12 @@ def _start_equilibrium(prep):
 
 
 def _initial_state(prep):
-    """The case's initial velocities about its reference, displaced by an imperfection of
-    kind displacement (rodsim.case.imperfection)."""
+    """The state of the frame the case starts from (initial.from), or the case's initial
+    velocities about its reference, displaced by an imperfection of kind displacement
+    (rodsim.case.imperfection)."""
+    if prep.setup.start is not None:
+        x, rot, p, pi = (a.copy() for a in prep.setup.start)
+        return dynamics.StateArrays(x, rot, p, pi, np.zeros_like(x), np.zeros_like(x))
     init, model, shape = prep.case.settings.initial, prep.setup.model, prep.setup.displacement
     start = None if shape is None else displaced(model.x0, model.rot0, shape)
     return dynamics.initial_state(

@@ -286,6 +286,19 @@ MASS = Record(
     into=settings.Mass,
 )
 
+
+def _from_or_motion(data, path: Path):
+    moving = any(data[k] != (0.0, 0.0, 0.0) for k in ("velocity", "angular_velocity"))
+    if data["from"] is not None and moving:
+        raise fail(
+            path,
+            "give either from (a frame's positions, rotations and momenta) or velocity and "
+            "angular_velocity, not both",
+        )
+
+
+_from_or_motion.__doc__ = "from is not given with a velocity or angular velocity"
+
 INITIAL = Record(
     (
         Field(
@@ -301,7 +314,21 @@ INITIAL = Record(
             default=(0.0, 0.0, 0.0),
         ),
         Field("center", POINT, "centre of the rigid spin", default=(0.0, 0.0, 0.0)),
+        Field(
+            "from",
+            Text(),
+            "a results file of this case's mesh (relative to the case file): start from the "
+            "positions, rotations and momenta of one of its frames (dynamic analyses)",
+            optional=True,
+        ),
+        Field(
+            "frame",
+            Number(integer=True, dim="1"),
+            "the frame of `from`, from 0; negative counts from the last complete frame",
+            default=-1,
+        ),
     ),
+    rules=(_from_or_motion,),
     into=settings.Initial,
 )
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from rodsim.case.fields import DOFS
 from rodsim.case.imperfection import seeded
+from rodsim.case.initial_state import start_state
 from rodsim.case.load import Case
 from rodsim.case.load_terms import LOAD_BUILDERS, LoadRows, Loads, nodes_of
 from rodsim.case.parts import part_path
@@ -48,6 +49,8 @@ class Setup:
     motion_rows: dict = dataclasses.field(default_factory=dict)
     # imperfection kind displacement: (N, 6) (u, theta) the dynamics start displaced by
     displacement: np.ndarray | None = None
+    # initial.from: (x, rot, p, pi) the dynamics start from (rodsim.case.initial_state)
+    start: tuple | None = None
 
 
 def time_function(tf: timefunc.TimeFunction | None, default: timefunc.TimeFunction | None):
@@ -236,6 +239,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
     default_time = timefunc.ramp(1.0) if data.solver.static else None
     mesh = case_mesh(case) if mesh is None else mesh
     mesh, displacement = seeded(case, mesh)
+    start = start_state(case, mesh)
     rod_sections = _rod_sections(mesh, data)
     per_element = [rod_sections[mesh.section_names[s]] for s in mesh.section]
     plates, frames, plate_stress = _plates(mesh, data)
@@ -285,6 +289,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         tuple(terms.rows),
         motion_rows,
         displacement,
+        start,
     )
 
 

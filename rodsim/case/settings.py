@@ -216,6 +216,8 @@ class Initial:
     velocity: Vec3
     angular_velocity: Vec3
     center: Vec3
+    from_: str | None = None
+    frame: int = -1
 
 
 @dataclass(frozen=True)
