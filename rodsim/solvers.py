@@ -55,6 +55,9 @@ def _initial_state(prep):
         return dynamics.StateArrays(x, rot, p, pi, np.zeros_like(x), np.zeros_like(x))
     init, model, shape = prep.case.settings.initial, prep.setup.model, prep.setup.displacement
     start = None if shape is None else displaced(model.x0, model.rot0, shape)
+    if prep.setup.velocities is not None:  # fields: per node, the rigid spin already in them
+        velocity, spin = prep.setup.velocities
+        return dynamics.initial_state(model, velocity, spin, configuration=start, rigid=False)
     return dynamics.initial_state(
         model, init.velocity, init.angular_velocity, init.center, configuration=start
     )

@@ -82,3 +82,49 @@ def test_a_bad_start_is_an_input_error(tmp_path, initial, solver, key, words):
     out = CliRunner().invoke(main, ["check", str(case)])
     assert out.exit_code == 2, out.output
     assert key in out.output and words in out.output
+
+
+def test_velocity_fields_per_set_and_along_a_part(tmp_path):
+    """initial.fields: the tip set gets its own velocity over the uniform one; a profile
+    along the beam (a table of s, the arc length from its start) scales the values node by
+    node; a field's angular velocity spins the sections (pi = Lambda J Lambda^T omega)."""
+    fields = (
+        "initial:\n"
+        "  velocity: [0, 0.5, 0]\n"
+        "  fields:\n"
+        "    - {set: beam.all, velocity: [0, 0, 2.0], along: beam,"
+        " profile: {table: [[0, 0], [1, 1]]}}\n"
+        "    - {set: beam.end, velocity: [0, 0, 3.0], angular_velocity: [4.0, 0, 0]}\n"
+    )
+    case = _write(tmp_path, "f.yaml", "{t_end: 1.0e-5}", fields)
+    r = rodsim.run_in_memory(rodsim.load_case(case))
+    v, x = r.velocity[0], r.mesh.points
+    np.testing.assert_allclose(v[:-1, 2], 2.0 * x[:-1, 0], atol=1e-15)  # v = 2 s, s = x here
+    assert v[0, 2] == 0.0  # the clamp is held
+    np.testing.assert_allclose(v[-1], [0.0, 0.0, 3.0])  # the later field wins
+    np.testing.assert_allclose(v[1:-1, 1], 0.0)  # the field replaced the uniform velocity
+    np.testing.assert_allclose(r.angular_velocity[0][-1], [4.0, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(r.angular_velocity[0][:-1], 0.0, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("field", "key", "words"),
+    [
+        (
+            "{set: beam.all, velocity: [1, 0, 0], along: rope, profile: {ramp: 1}}",
+            "along",
+            "no rod part",
+        ),
+        (
+            "{set: beam.all, velocity: [1, 0, 0], profile: {ramp: 1}}",
+            "initial.fields[0]",
+            "together",
+        ),
+        ("{set: beam.all}", "initial.fields[0]", "at least one"),
+    ],
+)
+def test_a_bad_velocity_field_is_an_input_error(tmp_path, field, key, words):
+    case = _write(tmp_path, "x.yaml", "{t_end: 1.0e-3}", f"initial: {{fields: [{field}]}}")
+    out = CliRunner().invoke(main, ["check", str(case)])
+    assert out.exit_code == 2, out.output
+    assert key in out.output and words in out.output

@@ -287,6 +287,43 @@ MASS = Record(
 )
 
 
+def _profile_along(data, path: Path):
+    if (data["along"] is None) != (data["profile"] is None):
+        raise fail(path, "give along and profile together: profile is a function of along's s")
+
+
+_profile_along.__doc__ = "along and profile come together"
+
+INITIAL_FIELD = Record(
+    (
+        Field("set", SET_NAME, "node set whose nodes get these"),
+        Field("velocity", vector("length/time"), "their velocity", optional=True),
+        Field(
+            "angular_velocity",
+            vector("1/time"),
+            "their sections' angular velocity (rad/time; a spin of each section, not a "
+            "rigid rotation of the set)",
+            optional=True,
+        ),
+        Field(
+            "along",
+            SET_NAME,
+            "a rod part: the values are multiplied by profile(s), s the arc length from the "
+            "part's start (its `from`, or its first node) along its reference",
+            optional=True,
+        ),
+        Field(
+            "profile",
+            TIME,
+            "the function of s (any time function, of s instead of t)",
+            optional=True,
+        ),
+    ),
+    rules=(at_least_one("velocity", "angular_velocity"), _profile_along),
+    into=settings.InitialField,
+)
+
+
 def _from_or_motion(data, path: Path):
     moving = any(data[k] != (0.0, 0.0, 0.0) for k in ("velocity", "angular_velocity"))
     if data["from"] is not None and moving:
@@ -314,6 +351,13 @@ INITIAL = Record(
             default=(0.0, 0.0, 0.0),
         ),
         Field("center", POINT, "centre of the rigid spin", default=(0.0, 0.0, 0.0)),
+        Field(
+            "fields",
+            ListOf(INITIAL_FIELD),
+            "velocities and angular velocities of node sets, over the uniform ones (later "
+            "entries over earlier ones)",
+            default=(),
+        ),
         Field(
             "from",
             Text(),

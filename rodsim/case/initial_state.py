@@ -1,5 +1,7 @@
-"""A dynamic run started from a frame of an earlier results file of the same mesh
-(`initial: {from: FILE, frame: K}`, docs/cases.md "Initial conditions"): its node positions,
+"""Initial states beyond a rigid motion of the reference (docs/cases.md "Initial
+conditions"): velocity fields per node set and along a part (`initial.fields`), and a dynamic
+run started from a frame of an earlier results file of the same mesh
+(`initial: {from: FILE, frame: K}`): its node positions,
 rotations (its current nodal frames, the rotation from its reference times its reference
 frames) and spatial momenta, as the integrators hold them. The earlier run's loads are not
 carried over: this case's loads act from its own t = 0."""
@@ -8,6 +10,7 @@ import numpy as np
 
 from rodsim.case.imperfection import SAME_MESH
 from rodsim.errors import CaseError
+from rodsim.model import timefunc
 from rodsim.results_reader import frame_count, open_results, read_frame
 
 KEY = "initial"
@@ -63,3 +66,65 @@ def start_state(case, mesh):
         np.array(frame.linear_momentum, dtype=float),
         np.array(frame.angular_momentum, dtype=float),
     )
+
+
+def arc_lengths(mesh, part: str, key: str) -> np.ndarray:
+    """(N,) the arc length of each node of a rod part from the part's start (its `.start`
+    node set, else its first element's first node) along its reference elements; NaN for
+    nodes off the part."""
+    if part not in mesh.part_names:
+        raise CaseError(
+            f"no rod part {part!r}; expected one of {', '.join(mesh.part_names)}", key=key
+        )
+    elements = np.flatnonzero(mesh.part == mesh.part_names.index(part))
+    if len(elements) == 0:
+        raise CaseError(f"part {part!r} has no rod elements to measure along", key=key)
+    conn = mesh.conn[elements]
+    length = np.linalg.norm(mesh.points[conn[:, 1]] - mesh.points[conn[:, 0]], axis=1)
+    start = mesh.sets.get(f"{part}.start")
+    first = int(start[0]) if start is not None and len(start) else int(conn[0, 0])
+    neighbours: dict[int, list[tuple[int, float]]] = {}
+    for (a, b), h in zip(conn.tolist(), length.tolist(), strict=True):
+        neighbours.setdefault(a, []).append((b, h))
+        neighbours.setdefault(b, []).append((a, h))
+    s = np.full(mesh.n_nodes, np.nan)
+    s[first] = 0.0
+    stack = [first]
+    while stack:  # the part is a line or a tree: each node is reached once
+        a = stack.pop()
+        for b, h in neighbours.get(a, ()):
+            if np.isnan(s[b]):
+                s[b] = s[a] + h
+                stack.append(b)
+    return s
+
+
+def velocity_fields(case, mesh, nodes_of):
+    """((N,3) velocities, (N,3) angular velocities) of the case's initial.fields over the
+    uniform velocity and rigid spin, or None without fields; nodes_of(mesh, name, path) the
+    nodes of a set."""
+    init = case.settings.initial
+    if not init.fields:
+        return None
+    x = mesh.points
+    omega = np.broadcast_to(np.asarray(init.angular_velocity, dtype=float), x.shape).copy()
+    velocity = np.asarray(init.velocity) + np.cross(omega, x - np.asarray(init.center))
+    for i, field in enumerate(init.fields):
+        path = (KEY, "fields", i)
+        nodes = nodes_of(mesh, field.set, (*path, "set"))
+        scale = np.ones(len(nodes))
+        if field.along is not None:
+            key = f"{KEY}.fields[{i}].along"
+            s = arc_lengths(mesh, field.along, key)[nodes]
+            if np.isnan(s).any():
+                raise CaseError(
+                    f"node {int(nodes[np.isnan(s)][0])} of set {field.set!r} is not on part "
+                    f"{field.along!r}: the profile has no s there",
+                    key=key,
+                )
+            scale = np.array([timefunc.value(field.profile, float(v)) for v in s])
+        if field.velocity is not None:
+            velocity[nodes] = scale[:, None] * np.asarray(field.velocity)
+        if field.angular_velocity is not None:
+            omega[nodes] = scale[:, None] * np.asarray(field.angular_velocity)
+    return velocity, omega

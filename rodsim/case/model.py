@@ -12,7 +12,7 @@ import numpy as np
 
 from rodsim.case.fields import DOFS
 from rodsim.case.imperfection import seeded
-from rodsim.case.initial_state import start_state
+from rodsim.case.initial_state import start_state, velocity_fields
 from rodsim.case.load import Case
 from rodsim.case.load_terms import LOAD_BUILDERS, LoadRows, Loads, nodes_of
 from rodsim.case.parts import part_path
@@ -51,6 +51,8 @@ class Setup:
     displacement: np.ndarray | None = None
     # initial.from: (x, rot, p, pi) the dynamics start from (rodsim.case.initial_state)
     start: tuple | None = None
+    # initial.fields: ((N,3) velocities, (N,3) angular velocities) of the nodes
+    velocities: tuple | None = None
 
 
 def time_function(tf: timefunc.TimeFunction | None, default: timefunc.TimeFunction | None):
@@ -240,6 +242,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
     mesh = case_mesh(case) if mesh is None else mesh
     mesh, displacement = seeded(case, mesh)
     start = start_state(case, mesh)
+    velocities = velocity_fields(case, mesh, nodes_of)
     rod_sections = _rod_sections(mesh, data)
     per_element = [rod_sections[mesh.section_names[s]] for s in mesh.section]
     plates, frames, plate_stress = _plates(mesh, data)
@@ -290,6 +293,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         motion_rows,
         displacement,
         start,
+        velocities,
     )
 
 

@@ -212,10 +212,20 @@ class Mass:
 
 
 @dataclass(frozen=True)
+class InitialField:
+    set: str
+    velocity: Vec3 | None
+    angular_velocity: Vec3 | None
+    along: str | None
+    profile: TimeFunction | None
+
+
+@dataclass(frozen=True)
 class Initial:
     velocity: Vec3
     angular_velocity: Vec3
     center: Vec3
+    fields: tuple[InitialField, ...] = ()
     from_: str | None = None
     frame: int = -1
 

@@ -36,9 +36,11 @@ def initial_state(
     angular_velocity=(0, 0, 0),
     center=(0, 0, 0),
     configuration=None,
+    rigid: bool = True,
 ):
     """The configuration (x (N,3), rot (N,3,3); default the reference) moving rigidly:
-    v_a = v + omega x (x_a - c), spin omega.
+    v_a = v + omega x (x_a - c), spin omega; with rigid=False, velocity and angular_velocity
+    are the nodes' own ((3,) or (N,3) each, no omega x (x_a - c) term).
 
     Momenta by the Legendre transform p = m v, pi = Lambda I Lambda^T omega (spatial); fixed
     components are zeroed (the supports hold them).
@@ -46,12 +48,11 @@ def initial_state(
     x, rot = (model.x0, model.rot0) if configuration is None else configuration
     x, rot = np.array(x, dtype=float), np.array(rot, dtype=float)
     v0 = np.asarray(velocity, dtype=float)
-    w0 = np.asarray(angular_velocity, dtype=float)
-    c = np.asarray(center, dtype=float)
-    vel = v0 + np.cross(w0, x - c)
-    p = model.mass[:, None] * vel
+    w0 = np.broadcast_to(np.asarray(angular_velocity, dtype=float), x.shape)
+    vel = v0 + np.cross(w0, x - np.asarray(center, dtype=float)) if rigid else v0
+    p = model.mass[:, None] * np.broadcast_to(vel, x.shape)
     spatial_inertia = np.einsum("nij,njk,nlk->nil", rot, model.inertia, rot)
-    pi = spatial_inertia @ w0
+    pi = np.einsum("nij,nj->ni", spatial_inertia, w0)
     p[model.fixed[:, :3]] = 0.0
     pi[model.fixed[:, 3:]] = 0.0
     zeros = np.zeros_like(x)
