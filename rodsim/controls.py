@@ -67,9 +67,11 @@ class LoadControl:
         self._nodal_rows = _span(rows.nodal)
         self._loads = loads
         self._changed = changed
-        self._edge_force = None if spec.edge_force is None else np.array(spec.edge_force)
+        # the values as the model applies them: times the entry's group factor
+        factor = rows.factor
+        self._edge_force = None if spec.edge_force is None else factor * np.array(spec.edge_force)
         # the distributed values as given (per length, area, volume), before lumping
-        self._spread = {k: np.array(getattr(spec, k)) for k in rows.distributed}
+        self._spread = {k: factor * np.array(getattr(spec, k)) for k in rows.distributed}
 
     def __repr__(self) -> str:
         return f"<LoadControl loads[{self.index}] on {self.set!r}>"

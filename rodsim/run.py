@@ -209,7 +209,10 @@ def _loads_line(prep: Prepared) -> str:
         if isinstance(spec, GravityLoad):
             continue
         f, mo, _ = load_totals(_only(m, rows).terms, m.x0, m.rot0, t)
-        line += f"\n  loads[{i}] on {spec.set}: force {vector_text(f)}, moment {vector_text(mo)}"
+        group = f" ({spec.group} x {rows.factor:g})" if spec.group is not None else ""
+        line += (
+            f"\n  loads[{i}] on {spec.set}{group}: force {vector_text(f)}, moment {vector_text(mo)}"
+        )
     return line
 
 

@@ -6,6 +6,7 @@ from rodsim.case import settings
 from rodsim.case.fields import (
     COUNT,
     DOFS,
+    NAME,
     POINT,
     SET_NAME,
     TIME,
@@ -146,6 +147,13 @@ NODE_LOAD = Record(
             default="global",
         ),
         Field("time", TIME, "time function (default: constant 1)", optional=True),
+        Field(
+            "group",
+            NAME,
+            "the load group of this entry: its values are multiplied by the group's factor in "
+            "`combination` (no group: factor 1)",
+            optional=True,
+        ),
     ),
     rules=(
         at_least_one(
@@ -167,6 +175,13 @@ GRAVITY = Record(
     (
         Field("gravity", vector("length/time^2"), "acceleration of gravity (length/time^2)"),
         Field("time", TIME, "time function (default: constant 1)", optional=True),
+        Field(
+            "group",
+            NAME,
+            "the load group of this entry: its values are multiplied by the group's factor in "
+            "`combination` (no group: factor 1)",
+            optional=True,
+        ),
     ),
     into=settings.GravityLoad,
 )

@@ -3,6 +3,8 @@ moments, plate pressure and edge forces, distributed loads per length, area and 
 (rodsim.mesh.distributed), gravity; and where each entry's values went (LoadRows), so that
 rodsim.controls can change them in place."""
 
+import dataclasses
+import difflib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,14 +26,16 @@ class LoadRows:
     edge_length (Q,) the edge length each carries; pressure (S,) its pressure rows, one per
     plate element; distributed: key (line_force, line_moment, surface_force, body_force) ->
     (rows (L,), maps (L,3,3), "force" or "moment"): each row's matrix turns the value per
-    length, area or volume into its lumped load (rodsim.mesh.distributed). Empty where the
-    entry has no such key; all empty for gravity."""
+    length, area or volume into its lumped load (rodsim.mesh.distributed); factor: its load
+    group's factor in the case's combination (1 without), already in the values. Empty where
+    the entry has no such key; all empty for gravity."""
 
     nodal: np.ndarray
     edge: np.ndarray
     edge_length: np.ndarray
     pressure: np.ndarray
     distributed: dict = field(default_factory=dict)
+    factor: float = 1.0
 
 
 def nodes_of(mesh: Mesh, name: str, path) -> np.ndarray:
@@ -61,13 +65,40 @@ def _no_rows() -> dict:
     return dict.fromkeys(("nodal", "edge", "pressure"), np.zeros(0, dtype=np.int64))
 
 
-def _gravity(mesh: Mesh, spec: GravityLoad, tf, path, terms: Loads) -> LoadRows:
-    terms.gravity.append(Gravity(spec.gravity, tf))
-    return LoadRows(edge_length=np.zeros(0), **_no_rows())
+def _gravity(mesh: Mesh, spec: GravityLoad, tf, path, terms: Loads, factor: float) -> LoadRows:
+    terms.gravity.append(Gravity(tuple(factor * g for g in spec.gravity), tf))
+    return LoadRows(edge_length=np.zeros(0), factor=factor, **_no_rows())
 
 
-def _node_load(mesh: Mesh, spec: NodeLoad, tf, path, terms: Loads) -> LoadRows:
-    """Nodal force and moment, plate pressure and plate edge force of one `loads:` entry."""
+# the keys of a `loads:` entry that hold values (multiplied by its group's factor)
+VALUES = (
+    "force",
+    "moment",
+    "pressure",
+    "edge_force",
+    "line_force",
+    "line_moment",
+    "surface_force",
+    "body_force",
+)
+
+
+def _factored(spec: NodeLoad, factor: float) -> NodeLoad:
+    """The entry with its values times its group's factor."""
+    if factor == 1.0:
+        return spec
+    scaled = {}
+    for key in VALUES:
+        value = getattr(spec, key)
+        if value is not None:
+            scaled[key] = factor * value if key == "pressure" else tuple(factor * v for v in value)
+    return dataclasses.replace(spec, **scaled)
+
+
+def _node_load(mesh: Mesh, spec: NodeLoad, tf, path, terms: Loads, factor: float) -> LoadRows:
+    """Nodal force and moment, plate pressure and edge force, and distributed loads of one
+    `loads:` entry, its values times its group's factor."""
+    spec = _factored(spec, factor)
     rows, edge_length = _no_rows(), np.zeros(0)
     nodes = nodes_of(mesh, spec.set, (*path, "set"))
     if spec.pressure is not None:
@@ -104,7 +135,7 @@ def _node_load(mesh: Mesh, spec: NodeLoad, tf, path, terms: Loads) -> LoadRows:
         pair = (lumped, zero) if target == "force" else (zero, lumped)
         terms.nodal.append(NodalLoad(loaded, *pair, spec.follower, tf))
         spread[key] = (np.arange(first, first + len(loaded)), maps, target)
-    return LoadRows(edge_length=edge_length, distributed=spread, **rows)
+    return LoadRows(edge_length=edge_length, distributed=spread, factor=factor, **rows)
 
 
 # the distributed keys of a `loads:` entry: (key, "force" or "moment", what it acts on)
@@ -152,3 +183,30 @@ def _distributed_maps(mesh: Mesh, nodes, kind: str, frame: str, path, key: str, 
 
 # how each kind of `loads:` entry (rodsim.case.conditions.LOAD) becomes model terms
 LOAD_BUILDERS = {NodeLoad: _node_load, GravityLoad: _gravity}
+
+
+def group_factors(data) -> dict:
+    """group name -> factor of the case's `combination` (every group of `loads` listed; each
+    listed group used), {} without groups; CaseError naming the key otherwise."""
+    groups = {spec.group for spec in data.loads if spec.group is not None}
+    combination = data.combination
+    if combination is None:
+        return dict.fromkeys(groups, 1.0)
+    for name in combination:
+        if name not in groups:
+            same = [g for g in sorted(groups) if g.lower() == name.lower()]
+            close = same or difflib.get_close_matches(name, sorted(groups), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise CaseError(
+                f"no load entry is in group {name!r}{hint}; the groups are "
+                f"{', '.join(sorted(groups)) or 'none'}",
+                key=render(("combination", name)),
+            )
+    for i, spec in enumerate(data.loads):
+        if spec.group is not None and spec.group not in combination:
+            raise CaseError(
+                f"group {spec.group!r} has no factor in combination (give it one, 0 to leave "
+                f"it out; combination has {', '.join(sorted(combination)) or 'none'})",
+                key=render(("loads", i, "group")),
+            )
+    return dict(combination)

@@ -14,7 +14,7 @@ from rodsim.case.fields import DOFS
 from rodsim.case.imperfection import seeded
 from rodsim.case.initial_state import start_state, velocity_fields
 from rodsim.case.load import Case
-from rodsim.case.load_terms import LOAD_BUILDERS, LoadRows, Loads, nodes_of
+from rodsim.case.load_terms import LOAD_BUILDERS, LoadRows, Loads, group_factors, nodes_of
 from rodsim.case.parts import part_path
 from rodsim.case.schema import render
 from rodsim.case.sections import rod_section
@@ -250,9 +250,11 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
     area = [s.geometry.shape.area if s.geometry is not None else np.nan for s in per_element]
     thickness = plate_stress["h"] if plate_stress["h"] is not None else np.zeros(0)
     terms = Loads([], [], [], [], np.asarray(area, dtype=float), thickness)
+    factors = group_factors(data)
     for i, spec in enumerate(data.loads):
         tf = time_function(spec.time, default_time)
-        terms.rows.append(LOAD_BUILDERS[type(spec)](mesh, spec, tf, ("loads", i), terms))
+        factor = factors.get(spec.group, 1.0)
+        terms.rows.append(LOAD_BUILDERS[type(spec)](mesh, spec, tf, ("loads", i), terms, factor))
     if len({g.time for g in terms.gravity}) > 1:
         raise CaseError(
             "all gravity entries must share one time function (or combine them)", key="loads"

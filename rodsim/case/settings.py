@@ -175,12 +175,14 @@ class NodeLoad:
     body_force: Vec3 | None
     frame: Literal["global", "section"]
     time: TimeFunction | None
+    group: str | None = None
 
 
 @dataclass(frozen=True)
 class GravityLoad:
     gravity: Vec3
     time: TimeFunction | None
+    group: str | None = None
 
 
 Load = NodeLoad | GravityLoad
@@ -349,6 +351,7 @@ class CaseSettings:
     boundary: tuple[Boundary, ...]
     supports: tuple[Spring | Foundation, ...]
     loads: tuple[Load, ...]
+    combination: Mapping[str, float] | None
     masses: tuple[Mass, ...]
     initial: Initial
     imperfection: Imperfection | None

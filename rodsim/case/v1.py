@@ -390,6 +390,14 @@ CASE = Record(
             default=(),
         ),
         Field("loads", ListOf(LOAD), "nodal loads and gravity", default=()),
+        Field(
+            "combination",
+            MapOf(Number(dim="1"), doc_key="GROUP"),
+            "factors of the load groups, e.g. {G: 1.35, Q: 1.5}: each entry of a group is "
+            "multiplied by its factor (every group of `loads` must be listed: 0 leaves one "
+            "out); the combination is run as one nonlinear case, not superposed",
+            optional=True,
+        ),
         Field("masses", ListOf(MASS), "point masses with rotary inertia", default=()),
         Field(
             "initial",
