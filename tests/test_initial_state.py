@@ -72,6 +72,12 @@ def test_a_static_preload_then_dynamics_starts_at_rest(tmp_path):
         ("{from: nowhere.h5}", "{t_end: 1.0e-3}", "initial.from", "no such results file"),
         ("{from: other.h5}", "{t_end: 1.0e-3}", "initial.from", "another mesh"),
         ("{from: s.h5, velocity: [1, 0, 0]}", "{t_end: 1.0e-3}", "initial", "either from"),
+        (
+            "{from: s.h5, fields: [{set: beam.end, velocity: [1, 0, 0]}]}",
+            "{t_end: 1.0e-3}",
+            "initial",
+            "either from",
+        ),
     ],
 )
 def test_a_bad_start_is_an_input_error(tmp_path, initial, solver, key, words):

@@ -80,7 +80,12 @@ _section_frame_for_lines.__doc__ = "frame: section needs line_force, line_moment
 
 NODE_LOAD = Record(
     (
-        Field("set", SET_NAME, "node set; the load acts at every node of it"),
+        Field(
+            "set",
+            SET_NAME,
+            "node set: force and moment act at every node of it, the other loads on its "
+            "elements (below)",
+        ),
         Field("force", vector("force"), "force (global axes, reference state)", optional=True),
         Field(
             "moment", vector("force*length"), "moment (global axes, reference state)", optional=True
@@ -341,15 +346,15 @@ INITIAL_FIELD = Record(
 
 def _from_or_motion(data, path: Path):
     moving = any(data[k] != (0.0, 0.0, 0.0) for k in ("velocity", "angular_velocity"))
-    if data["from"] is not None and moving:
+    if data["from"] is not None and (moving or data["fields"]):
         raise fail(
             path,
-            "give either from (a frame's positions, rotations and momenta) or velocity and "
-            "angular_velocity, not both",
+            "give either from (a frame's positions, rotations and momenta) or velocity, "
+            "angular_velocity and fields, not both",
         )
 
 
-_from_or_motion.__doc__ = "from is not given with a velocity or angular velocity"
+_from_or_motion.__doc__ = "from is not given with a velocity, angular velocity or fields"
 
 INITIAL = Record(
     (

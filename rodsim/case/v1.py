@@ -389,13 +389,19 @@ CASE = Record(
             "elastic supports: springs and dashpots to the ground, elastic foundations",
             default=(),
         ),
-        Field("loads", ListOf(LOAD), "nodal loads and gravity", default=()),
+        Field(
+            "loads",
+            ListOf(LOAD),
+            "nodal, distributed (per length, area, volume) and gravity loads",
+            default=(),
+        ),
         Field(
             "combination",
             MapOf(Number(dim="1"), doc_key="GROUP"),
-            "factors of the load groups, e.g. {G: 1.35, Q: 1.5}: each entry of a group is "
-            "multiplied by its factor (every group of `loads` must be listed: 0 leaves one "
-            "out); the combination is run as one nonlinear case, not superposed",
+            "factors of the load groups, e.g. {G: 1.35, Q: 1.5} (any real number; a negative "
+            "one reverses a group): each entry of a group is multiplied by its factor (every "
+            "group of `loads` must be listed: 0 leaves one out); the combination is run as "
+            "one nonlinear case, not superposed",
             optional=True,
         ),
         Field("masses", ListOf(MASS), "point masses with rotary inertia", default=()),
