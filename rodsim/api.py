@@ -114,12 +114,15 @@ def run_in_memory(
     files: the Results equal those read_results reads from the file the run would write.
     NumericalError loses the frames (run_case keeps them in its file)."""
     prep = prepare(case, overrides, max_memory=max_memory)
-    frames = [
-        f for f in runner.frames(prep, progress) if not isinstance(f, modal.Modes | modal.Buckling)
-    ]
+    frames, eigen = [], None
+    for f in runner.frames(prep, progress):
+        if isinstance(f, modal.Modes | modal.Buckling):  # the result, after the frames
+            eigen = f
+        else:
+            frames.append(f)
     c = prep.case
     units = runner.units_attribute(c)
-    return from_frames(frames, prep.setup.mesh, c.settings.title, c.text, c.overrides, units)
+    return from_frames(frames, prep.setup.mesh, c.settings.title, c.text, c.overrides, units, eigen)
 
 
 def modes(case, overrides=(), *, count: int = 10, about: str | None = None, max_memory=None):

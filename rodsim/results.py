@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rodsim.integrators.modal import Buckling, Modes
 from rodsim.results_format import FRAME_DATASETS, MESH_DATASETS, SETS, concrete_shape, sizes_of
 from rodsim.results_reader import (
     RunStatus,
@@ -72,7 +73,8 @@ class Results:
     internal, external, total energies, dt, iterations, residual, off_schedule (int);
     total_linear, total_angular (F,3) momenta. mesh: the ResultsMesh; title, case (the case
     text), overrides (the --set assignments); path and status (rodsim.results_reader.
-    RunStatus) for results read from a file, None for results kept in memory."""
+    RunStatus) for results read from a file, None for results kept in memory; modes and
+    buckling: the result of a modal or buckling analysis (docs/modal.md), else None."""
 
     mesh: ResultsMesh
     time: np.ndarray
@@ -116,6 +118,9 @@ class Results:
     path: Path | None = None
     status: RunStatus | None = None
     units: str = ""  # the `units` attribute: the declared unit system, or ""
+    # a modal or buckling analysis' result (rodsim.integrators.modal.Modes, Buckling), or None
+    modes: Modes | None = None
+    buckling: Buckling | None = None
 
     @property
     def x(self) -> np.ndarray:
@@ -170,14 +175,43 @@ def read_results(path) -> Results:
             path=Path(path),
             status=run_status(f),
             units=attrs["units"],
+            modes=_modes_of(f),
+            buckling=_buckling_of(f),
         )
 
 
+def _modes_of(f) -> Modes | None:
+    """The modes/ group of a file (docs/results.md, "Modes") as Modes, or None."""
+    if "modes" not in f:
+        return None
+    g = f["modes"]
+    eigenvalue = g["eigenvalue"][()]
+    return Modes(
+        eigenvalue=eigenvalue[:, 0] + 1j * eigenvalue[:, 1],
+        frequency=g["frequency"][()],
+        shape=g["shape"][()],
+        effective_mass=g["effective_mass"][()],
+        rigid=g["rigid"][()].astype(bool),
+        symmetric=bool(g.attrs.get("symmetric", 1)),
+        load=float(g.attrs.get("load", 0.0)),
+        damping_ratio=g["damping_ratio"][()] if "damping_ratio" in g else None,
+    )
+
+
+def _buckling_of(f) -> Buckling | None:
+    """The buckling/ group of a file (docs/results.md, "Buckling") as Buckling, or None."""
+    if "buckling" not in f:
+        return None
+    g = f["buckling"]
+    return Buckling(g["factor"][()], g["shape"][()], float(g.attrs.get("load", 0.0)))
+
+
 def from_frames(
-    frames, mesh, title: str = "", case: str = "", overrides=(), units: str = ""
+    frames, mesh, title: str = "", case: str = "", overrides=(), units: str = "", eigen=None
 ) -> Results:
     """Results of frames (Frame) in memory; mesh: the run's rodsim.mesh.assemble.Mesh (as the
-    results file would hold it) or a ResultsMesh."""
+    results file would hold it) or a ResultsMesh; eigen: a modal or buckling analysis'
+    result (Modes or Buckling), if any."""
     mesh = mesh if isinstance(mesh, ResultsMesh) else mesh_of(mesh)
     sizes = sizes_of(mesh)
     return Results(
@@ -187,6 +221,8 @@ def from_frames(
         case=case,
         overrides=tuple(overrides),
         units=units,
+        modes=eigen if isinstance(eigen, Modes) else None,
+        buckling=eigen if isinstance(eigen, Buckling) else None,
     )
 
 

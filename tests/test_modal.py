@@ -692,3 +692,28 @@ boundary:
 
     (_, _, fitted), _ = scipy.optimize.curve_fit(wave, r.time, w, p0=(1.0, 0.0, f1))
     assert fitted == pytest.approx(f1, rel=1e-4)
+
+
+def test_results_carry_the_modes_and_the_buckling(tmp_path):
+    """read_results and run_in_memory give a modal run's Modes and a buckling run's Buckling
+    as the analysis computed them (the file's groups read back exactly); other runs have
+    None."""
+    case = _case(n=10, solver="{analysis: modal, modal: {modes: 3}}")
+    computed = rodsim.modes(case, count=3)
+    for r in (
+        rodsim.read_results(rodsim.run_case(case, tmp_path / "m.h5").path),
+        rodsim.run_in_memory(case),
+    ):
+        np.testing.assert_array_equal(r.modes.frequency, computed.frequency)
+        np.testing.assert_array_equal(r.modes.eigenvalue, computed.eigenvalue)
+        np.testing.assert_array_equal(r.modes.shape, computed.shape)
+        assert r.buckling is None
+    column = rodsim.load_case("inputs/column/buckling.yaml")
+    factors = rodsim.buckling(column, count=3).factor
+    for r in (
+        rodsim.read_results(rodsim.run_case(column, tmp_path / "b.h5").path),
+        rodsim.run_in_memory(column),
+    ):
+        np.testing.assert_allclose(r.buckling.factor, factors, rtol=1e-12)
+        assert r.buckling.shape.shape == (3, 21, 6) and r.modes is None
+    assert rodsim.run_in_memory(_case(n=4)).modes is None
