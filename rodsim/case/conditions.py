@@ -67,6 +67,28 @@ BOUNDARY = Record(
 )
 
 
+# the keys of a nodal or distributed `loads:` entry that hold values (at least one is given;
+# a load group's factor multiplies them: rodsim.case.load_terms)
+LOAD_VALUES = (
+    "force",
+    "moment",
+    "pressure",
+    "edge_force",
+    "line_force",
+    "line_moment",
+    "surface_force",
+    "body_force",
+)
+
+GROUP = Field(
+    "group",
+    NAME,
+    "the load group of this entry: its values are multiplied by the group's factor in "
+    "`combination` (no group: factor 1)",
+    optional=True,
+)
+
+
 def _section_frame_for_lines(data, path: Path):
     turned = ("line_force", "line_moment", "surface_force")
     if data["frame"] != "global" and all(data[k] is None for k in turned):
@@ -152,25 +174,10 @@ NODE_LOAD = Record(
             default="global",
         ),
         Field("time", TIME, "time function (default: constant 1)", optional=True),
-        Field(
-            "group",
-            NAME,
-            "the load group of this entry: its values are multiplied by the group's factor in "
-            "`combination` (no group: factor 1)",
-            optional=True,
-        ),
+        GROUP,
     ),
     rules=(
-        at_least_one(
-            "force",
-            "moment",
-            "pressure",
-            "edge_force",
-            "line_force",
-            "line_moment",
-            "surface_force",
-            "body_force",
-        ),
+        at_least_one(*LOAD_VALUES),
         _section_frame_for_lines,
     ),
     into=settings.NodeLoad,
@@ -180,13 +187,7 @@ GRAVITY = Record(
     (
         Field("gravity", vector("length/time^2"), "acceleration of gravity (length/time^2)"),
         Field("time", TIME, "time function (default: constant 1)", optional=True),
-        Field(
-            "group",
-            NAME,
-            "the load group of this entry: its values are multiplied by the group's factor in "
-            "`combination` (no group: factor 1)",
-            optional=True,
-        ),
+        GROUP,
     ),
     into=settings.GravityLoad,
 )

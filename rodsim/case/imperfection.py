@@ -55,13 +55,7 @@ def mode_shape(path, spec: Imperfection, points: np.ndarray) -> np.ndarray:
             f"{KEY}.mode",
         )
     size = float(np.linalg.norm(np.ptp(points, axis=0))) or 1.0
-    if reference.shape != points.shape or np.abs(reference - points).max() > SAME_MESH * size:
-        raise _fail(
-            f"{path} is of another mesh ({len(reference)} nodes against this case's "
-            f"{len(points)}, or nodes elsewhere): expected the results of a modal or buckling "
-            "run of this case's mesh",
-            f"{KEY}.from",
-        )
+    check_same_mesh(path, reference, points, f"{KEY}.from")
     phi = shapes[spec.mode - 1]
     largest = float(np.linalg.norm(phi[:, :3], axis=1).max())
     # a torsion mode's displacements are round-off of its rotations times the model's size
@@ -72,6 +66,18 @@ def mode_shape(path, spec: Imperfection, points: np.ndarray) -> np.ndarray:
             f"{KEY}.mode",
         )
     return phi * (spec.amplitude / largest)
+
+
+def check_same_mesh(path, reference: np.ndarray, points: np.ndarray, key: str) -> None:
+    """CaseError naming key unless the results file's reference points (its mesh/points) are
+    this case's mesh: as many, each within SAME_MESH of the model's size."""
+    size = float(np.linalg.norm(np.ptp(points, axis=0))) or 1.0
+    if reference.shape != points.shape or np.abs(reference - points).max() > SAME_MESH * size:
+        raise CaseError(
+            f"{path} is of another mesh ({len(reference)} nodes against this case's "
+            f"{len(points)}, or nodes elsewhere): expected a results file of this case's mesh",
+            key=key,
+        )
 
 
 def _turned(frames: np.ndarray, turn: np.ndarray, nodes: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ carried over: this case's loads act from its own t = 0."""
 
 import numpy as np
 
-from rodsim.case.imperfection import SAME_MESH
+from rodsim.case.imperfection import check_same_mesh
 from rodsim.errors import CaseError
 from rodsim.model import timefunc
 from rodsim.results_reader import frame_count, open_results, read_frame
@@ -52,14 +52,7 @@ def start_state(case, mesh):
         if exc.key is not None:
             raise
         raise CaseError(f"{path}: {exc.reason}", key=f"{KEY}.from") from None
-    points = mesh.points
-    size = float(np.linalg.norm(np.ptp(points, axis=0))) or 1.0
-    if reference.shape != points.shape or np.abs(reference - points).max() > SAME_MESH * size:
-        raise CaseError(
-            f"{path} is of another mesh ({len(reference)} nodes against this case's "
-            f"{len(points)}, or nodes elsewhere): expected a results file of this case's mesh",
-            key=f"{KEY}.from",
-        )
+    check_same_mesh(path, reference, mesh.points, f"{KEY}.from")
     return (
         np.array(frame.position, dtype=float),
         np.array(frame.directors, dtype=float),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rodsim.case.conditions import LOAD_VALUES
 from rodsim.case.schema import render
 from rodsim.case.settings import GravityLoad, NodeLoad
 from rodsim.errors import CaseError
@@ -70,25 +71,12 @@ def _gravity(mesh: Mesh, spec: GravityLoad, tf, path, terms: Loads, factor: floa
     return LoadRows(edge_length=np.zeros(0), factor=factor, **_no_rows())
 
 
-# the keys of a `loads:` entry that hold values (multiplied by its group's factor)
-VALUES = (
-    "force",
-    "moment",
-    "pressure",
-    "edge_force",
-    "line_force",
-    "line_moment",
-    "surface_force",
-    "body_force",
-)
-
-
 def _factored(spec: NodeLoad, factor: float) -> NodeLoad:
     """The entry with its values times its group's factor."""
     if factor == 1.0:
         return spec
     scaled = {}
-    for key in VALUES:
+    for key in LOAD_VALUES:
         value = getattr(spec, key)
         if value is not None:
             scaled[key] = factor * value if key == "pressure" else tuple(factor * v for v in value)
