@@ -14,10 +14,12 @@ from rodsim import run as runner
 from rodsim import solvers
 from rodsim.case import load
 from rodsim.case.load import Case
+from rodsim.case_summary import summary
 from rodsim.errors import CaseError
 from rodsim.integrators import modal
 from rodsim.results import Results, from_frames, read_results
-from rodsim.run import Prepared, Result, summary
+from rodsim.run import Prepared, Result
+from rodsim.sequence import EigenResult
 
 __all__ = [
     "buckling",
@@ -96,15 +98,17 @@ def run_case(
     progress: Progress | None = None,
     max_memory: int | None = None,
     handle_signals: bool = True,
+    restart=None,
 ) -> Result:
     """Run a case as ``rodsim run`` does, writing the results file (output; default
     <case stem>.h5 next to the case) and, with vtk (default: the case's output.vtk), the
-    ParaView series; progress(time, step, n_steps) is called about every 0.1 s. Returns
+    ParaView series; progress(time, step, n_steps) is called about every 0.1 s; restart: a
+    results file of the case to continue (as ``rodsim run --restart``, docs/restart.md). Returns
     rodsim.run.Result (path, frames, steps, wall time, last frame); read the file with
     read_results. Errors as docs/running.md describes: CaseError, NumericalError,
     ResourceError, Interrupted (a signal, with handle_signals in the main thread)."""
     prep = prepare(case, overrides, max_memory=max_memory)
-    return runner.execute(prep, output, vtk, progress, handle_signals)
+    return runner.execute(prep, output, vtk, progress, handle_signals, restart)
 
 
 def run_in_memory(
@@ -116,8 +120,8 @@ def run_in_memory(
     prep = prepare(case, overrides, max_memory=max_memory)
     frames, eigen = [], None
     for f in runner.frames(prep, progress):
-        if isinstance(f, modal.Modes | modal.Buckling):  # the result, after the frames
-            eigen = f
+        if isinstance(f, EigenResult):  # the result, after the frames
+            eigen = f.result
         else:
             frames.append(f)
     c = prep.case

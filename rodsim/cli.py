@@ -197,10 +197,17 @@ class Progress:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--max-memory", type=Size(), default=None, help=_MEMORY_HELP)
+@click.option(
+    "--restart",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Continue this results file of CASE from its last restart state, to CASE's end "
+    "time (the same or later); the file is the output (docs/restart.md).",
+)
 @_handle_errors
-def run(case, output, vtk, overrides, quiet, max_memory):
+def run(case, output, vtk, overrides, quiet, max_memory, restart):
     """Validate CASE, integrate it and write the results."""
-    from rodsim import api, kernel_cache
+    from rodsim import api, case_summary, kernel_cache
     from rodsim import run as runner
     from rodsim.results_writer import previous_path
 
@@ -211,9 +218,13 @@ def run(case, output, vtk, overrides, quiet, max_memory):
         finally:
             progress.done()  # end a compile line before the summary or an error
         progress.t_end = prep.plan.t_end
-        h5, _ = runner.output_paths(prep.case, output)
+        if restart is not None:  # checked before anything is printed (again under the lock)
+            resume = runner.restart_state(prep, restart)
+        h5, _ = runner.output_paths(prep.case, output if restart is None else restart)
         if not quiet:
             click.echo(api.summary(prep))
+            if restart is not None:
+                click.echo(f"restart   {restart_text(h5, resume)}")
             if h5.exists():
                 click.echo(
                     f"previous  {h5.name} is kept as {previous_path(h5).name} until this "
@@ -221,7 +232,7 @@ def run(case, output, vtk, overrides, quiet, max_memory):
                 )
         progress.begin()
         try:
-            result = api.run_case(prep, output, vtk=vtk, progress=progress)
+            result = api.run_case(prep, output, vtk=vtk, progress=progress, restart=restart)
         except RodsimError as exc:
             progress.done()
             kept = getattr(exc, "result", None)
@@ -230,7 +241,9 @@ def run(case, output, vtk, overrides, quiet, max_memory):
             raise
         finally:
             progress.done()
-    if not quiet:
+    if not quiet and result.final is None:  # a restart with nothing left to run
+        click.echo(f"done      nothing to run: {result.path} has reached the end already")
+    elif not quiet:
         f = result.final
         compiled = progress.compile_seconds()
         # the steps' own rate: compiling happens once
@@ -244,14 +257,31 @@ def run(case, output, vtk, overrides, quiet, max_memory):
             f"energy    kinetic {f.kinetic:.6g}, internal {f.internal:.6g}, "
             f"external {f.external:.6g}, total {f.total:.6g}"
         )
-        reaction = runner.reaction_totals(f)
+        reaction = case_summary.reaction_totals(f)
         if reaction is not None:
             force, moment = reaction
             click.echo(
-                f"reaction  at the last frame: force {runner.vector_text(force)}, moment "
-                f"about the origin {runner.vector_text(moment)}"
+                f"reaction  at the last frame: force {case_summary.vector_text(force)}, moment "
+                f"about the origin {case_summary.vector_text(moment)}"
             )
         click.echo(f"results   {result.path}" + (f"\nparaview  {result.pvd}" if result.pvd else ""))
+
+
+def restart_text(h5, state) -> str:
+    """The summary's restart line: where the run goes on from, and with which step."""
+    from rodsim.sequence import restart_time
+
+    where = f"step {state.step + 1}, " if state.step else ""
+    unit = "load" if state.kind == "equilibrium" else "t ="
+    step = (
+        f"load step {state.count}"
+        if state.kind == "equilibrium"
+        else f"dt {state.dt:.6g}, a frame every {state.every} steps (stored)"
+    )
+    return (
+        f"continuing {h5} from frame {state.frame} ({where}{unit} "
+        f"{restart_time(state):.6g}), {step}"
+    )
 
 
 @main.command()

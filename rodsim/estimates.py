@@ -14,6 +14,7 @@ implicit scheme and equilibrium within 2x where they take about the Newton itera
 assumed (ITERATIONS); benchmarks/estimates.py compares them.
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +67,9 @@ def _mesh_data(mesh: Mesh) -> tuple[int, int]:
             data += np.asarray(item).size * 8
             count += 1
     return data, count
+
+
+RESTART_DATASET_BYTES = 600  # header, description and share of the slot's attributes
 
 
 def results_size(
@@ -201,7 +205,21 @@ def results_size_of(prep) -> ResultsSize:
     text = len(case.text.encode()) + len(case.settings.title.encode())
     text += len("\n".join(prep.overrides).encode())
     compression = case.settings.output.compression
-    return results_size(prep.setup.mesh, prep.plan.n_frames, compression, text)
+    frames = sum(sp.plan.n_frames for _, sp in prep.steps) if prep.steps else prep.plan.n_frames
+    size = results_size(prep.setup.mesh, frames, compression, text)
+    kinds = [sp.plan.kind for _, sp in prep.steps] if prep.steps else [prep.plan.kind]
+    return dataclasses.replace(
+        size, bytes=size.bytes + restart_bytes(prep.setup.mesh.n_nodes, kinds)
+    )
+
+
+def restart_bytes(n_nodes: int, kinds) -> int:
+    """The restart/ group (rodsim.restart) of a run whose steps are of kinds: two slots of the
+    largest state, their bookkeeping (RESTART_DATASET_BYTES per dataset) included."""
+    per_node = {"explicit": 18, "implicit": 28, "equilibrium": 16, "buckling": 16, "modal": 16}
+    arrays = {"explicit": 4, "implicit": 6, "equilibrium": 3, "buckling": 3, "modal": 3}
+    kind = max(kinds, key=lambda k: per_node.get(k, 0))
+    return 2 * (8 * per_node[kind] * n_nodes + arrays[kind] * RESTART_DATASET_BYTES)
 
 
 def format_duration(seconds: float) -> str:
@@ -226,7 +244,16 @@ def summary_lines(prep) -> list[str]:
         if size.compressed
         else f"results   about {format_size(size.bytes)} ({size.frames} frames x {each})"
     )
-    t = run_time(prep)
+    if prep.steps:  # the analysis steps' times added up (docs/steps.md)
+        times = [run_time(sp) for _, sp in prep.steps]
+        t = RunTime(
+            sum(x.seconds for x in times),
+            " + ".join(dict.fromkeys(x.kind for x in times)),
+            sum(x.steps for x in times),
+            sum(x.frames for x in times),
+        )
+    else:
+        t = run_time(prep)
     return [
         results,
         f"run time  about {format_duration(t.seconds)} ({t.kind}: steps "

@@ -64,6 +64,8 @@ def dynamic_frame(run, dt: float) -> Frame:
         dt=dt,
         iterations=float(run.max_iterations),
         residual=getattr(run, "residual", math.nan),
+        load_factor=1.0,
+        total_time=run.time,
         **_fields(model, st.x, st.rot),
         **_reactions(model, st.x, st.rot, run.time, vel, omega),
     )
@@ -95,6 +97,8 @@ def static_frame(model, x, rot, load: float, step=None, lowest: float = math.nan
         iterations=0.0 if step is None else float(step.iterations),
         residual=0.0 if step is None else step.residual,
         lowest_eigenvalue=lowest,
+        load_factor=load,
+        total_time=load,
         **out,
         **_reactions(model, x, rot, load),
     )

@@ -70,7 +70,8 @@ class Results:
     (F,E,R,3), rod_von_mises (F,E,R), rod_von_mises_max, rod_utilisation (F,E); plate_stress
     (F,P,3,5), plate_von_mises (F,P,3), plate_von_mises_max, plate_utilisation (F,P). Per
     frame (F,): time (equilibrium: the load multiplier), kinetic,
-    internal, external, total energies, dt, iterations, residual, off_schedule (int);
+    internal, external, total energies, dt, iterations, residual, off_schedule (int), step
+    (int, the analysis step), load_factor, total_time (docs/steps.md);
     total_linear, total_angular (F,3) momenta. mesh: the ResultsMesh; title, case (the case
     text), overrides (the --set assignments); path and status (rodsim.results_reader.
     RunStatus) for results read from a file, None for results kept in memory; modes and
@@ -110,6 +111,9 @@ class Results:
     residual: np.ndarray
     lowest_eigenvalue: np.ndarray
     off_schedule: np.ndarray
+    step: np.ndarray
+    load_factor: np.ndarray
+    total_time: np.ndarray
     total_linear: np.ndarray
     total_angular: np.ndarray
     title: str = ""
@@ -147,6 +151,7 @@ class Results:
             if d.source != "total"
         }
         values["off_schedule"] = int(values["off_schedule"])
+        values["step"] = int(values["step"])
         return Frame(directors=self.directors(k), **values)
 
 
@@ -264,9 +269,19 @@ def _read(f, d, n: int):
     None, or arrays with no rows (rod fields of a mesh without rods)."""
     if d.path in f:
         return f[d.path][:n]
+    if d.source in _BEFORE_STEPS:  # a file from before analysis steps: one step
+        return _BEFORE_STEPS[d.source](f, n)
     if d.source in _OPTIONAL:
         return None
     return np.zeros((n, *concrete_shape(d.shape, {**_sizes_of(f), "E": 0})), dtype=d.dtype)
+
+
+# what a file written before layout 1.5 holds of the step datasets: one step from time 0
+_BEFORE_STEPS = {
+    "step": lambda f, n: np.zeros(n, dtype=np.int64),
+    "load_factor": lambda f, n: np.full(n, np.nan),
+    "total_time": lambda f, n: f["time"][:n],
+}
 
 
 def _file_mesh(f) -> ResultsMesh:

@@ -19,8 +19,9 @@ from rodsim.mesh.assemble import Mesh
 
 LAYOUT = 1
 # 1: layout_minor itself and a description on every mesh dataset; 2: the run status
-# attributes and solver/off_schedule; 3: the units attribute
-LAYOUT_MINOR = 4
+# attributes and solver/off_schedule; 3: the units attribute; 4: stresses, modes, buckling;
+# 5: analysis steps (step, load_factor, total_time) and the restart/ group
+LAYOUT_MINOR = 5
 
 # when a dataset is in the file
 ALWAYS = "always"
@@ -333,6 +334,37 @@ DATASETS = (
         since=4,
     ),
     _D("time", (), "time", "time", "simulated time (equilibrium: load multiplier)"),
+    _D(
+        "step",
+        (),
+        "step",
+        "index",
+        "the analysis step of the frame (0-based; 0 in a case without steps); time starts "
+        "from 0 in each step",
+        optional=True,
+        dtype="i8",
+        since=5,
+    ),
+    _D(
+        "load_factor",
+        (),
+        "load_factor",
+        "1",
+        "the multiplier of the step's loads: equilibrium the load multiplier, dynamic 1 (the "
+        "loads' time functions act), modal and buckling the load the state is at",
+        optional=True,
+        since=5,
+    ),
+    _D(
+        "total_time",
+        (),
+        "total_time",
+        "time",
+        "time since the start of the first step: each step's time added to the total of the "
+        "steps before it (an equilibrium step counts 1, a modal or buckling step 0)",
+        optional=True,
+        since=5,
+    ),
     _D("energy/kinetic", (), "kinetic", "energy", "kinetic energy"),
     _D(
         "energy/internal",

@@ -147,8 +147,9 @@ class RunStatus(NamedTuple):
     """What a results file says about the run that wrote it (layout 1.2; older files:
     state "unknown"). state: running (also a run killed without a chance to say so),
     complete, interrupted, failed or unknown; detail: the signal, or the error class and
-    message; end_requested: t_end (equilibrium: load multiplier 1); last_time: the time of
-    the last complete frame (None: no frame)."""
+    message; end_requested: t_end (equilibrium: load multiplier 1; analysis steps: the total
+    time at their end); last_time: the time (analysis steps: total time) of the last complete
+    frame (None: no frame)."""
 
     state: str
     detail: str
@@ -191,7 +192,9 @@ def _text_attr(f: h5py.File, name: str) -> str:
 def run_status(f: h5py.File) -> RunStatus:
     """The run status of a file opened by open_results."""
     n = frame_count(f)
-    last = float(f["time"][n - 1]) if n else None
+    # with analysis steps the end requested is the total time: so is the last frame's
+    stepped = len(f.attrs.get("steps", ())) > 1 and "total_time" in f
+    last = float(f["total_time" if stepped else "time"][n - 1]) if n else None
     if "status" not in f.attrs:
         return RunStatus("unknown", "", float("nan"), last)
     flag = "solver/off_schedule"

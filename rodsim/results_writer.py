@@ -35,6 +35,7 @@ import errno
 import functools
 import logging
 import os
+import shutil
 import socket
 import tempfile
 from datetime import datetime
@@ -43,7 +44,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from rodsim import __version__
+from rodsim import __version__, restart
 from rodsim.errors import ResourceError
 from rodsim.integrators.modal import Buckling
 from rodsim.mesh.assemble import Mesh
@@ -161,7 +162,7 @@ def _set_istore_k(fcpl, k: int) -> None:
         log.debug("H5Pset_istore_k(%d) failed: HDF5's default chunk index nodes", k)
 
 
-def _crash_safe_file(path: Path, chunk_bytes: int) -> h5py.File:
+def _crash_safe_file(path: Path, chunk_bytes: int, create: bool = True) -> h5py.File:
     """A new HDF5 file whose metadata and raw data reach the disk only at a flush (see the
     docstring). chunk_bytes: the largest chunk of its frame datasets.
 
@@ -178,7 +179,11 @@ def _crash_safe_file(path: Path, chunk_bytes: int) -> h5py.File:
     fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
     fcpl.set_obj_track_times(False)  # h5py's default
     _set_istore_k(fcpl, ISTORE_K)
-    f = h5py.File(h5py.h5f.create(os.fsencode(path), h5py.h5f.ACC_TRUNC, fapl=fapl, fcpl=fcpl))
+    if create:
+        fid = h5py.h5f.create(os.fsencode(path), h5py.h5f.ACC_TRUNC, fapl=fapl, fcpl=fcpl)
+    else:  # an existing file continued (a restart)
+        fid = h5py.h5f.open(os.fsencode(path), h5py.h5f.ACC_RDWR, fapl=fapl)
+    f = h5py.File(fid)
     config = f.id.get_mdc_config()
     config.evictions_enabled = False  # needs a fixed cache size
     config.incr_mode = 0  # H5C_incr__off
@@ -312,6 +317,7 @@ class ResultsWriter:
         end_requested: float = float("nan"),
         expected_frames: int | None = None,
         compression: str = "none",
+        resume: tuple[int, int] | None = None,
     ):
         self.path = Path(path)
         self.previous = previous_path(self.path)
@@ -326,6 +332,9 @@ class ResultsWriter:
         os.close(fd)
         share(tmp)
         self.tmp = Path(tmp)
+        if resume is not None:
+            self._resume(*resume, case_text, overrides, extra_attrs, end_requested)
+            return
         try:
             sizes = sizes_of(mesh)
             chunk_bytes = max(
@@ -364,6 +373,56 @@ class ResultsWriter:
                 f"cannot write the results file: {exc.strerror or exc}", file=str(self.path)
             ) from None
 
+    def _resume(self, keep: int, step: int, case_text, overrides, extra_attrs, end_requested):
+        """Continue the results file at self.path (docs/restart.md): a copy of it, its
+        first `keep` frames kept and the modes of analysis step `step` and later dropped
+        (the run computes them again), is written under the temporary name and put in place
+        at the first new frame like a new file (the original kept as <stem>.prev.h5 until
+        the run completes), so a restart that fails before its first frame leaves the
+        original untouched."""
+        try:
+            shutil.copyfile(self.path, self.tmp)
+            with h5py.File(self.tmp, "r", locking=False) as f:
+                chunk_bytes = max(
+                    (
+                        f[d.path].dtype.itemsize * int(np.prod(f[d.path].chunks))
+                        for d in FRAME_DATASETS
+                        if d.path in f and f[d.path].chunks
+                    ),
+                    default=CHUNK_BYTES,
+                )
+            f = self.file = _crash_safe_file(self.tmp, chunk_bytes, create=False)
+            self.datasets = {d: f[d.path] for d in FRAME_DATASETS if d.path in f}
+            for ds in self.datasets.values():
+                ds.resize(keep, axis=0)
+            previous = f.attrs.get("restarts", "")
+            when = f"{_now()}: continued from frame {keep - 1}"
+            f.attrs["restarts"] = f"{previous}\n{when}" if previous else when
+            f.attrs["case"] = case_text
+            f.attrs["overrides"] = "\n".join(overrides)
+            f.attrs["status"] = RUNNING
+            f.attrs["status_detail"] = ""
+            f.attrs["end_requested"] = float(end_requested)
+            f.attrs["finished"] = ""
+            f.attrs["host"] = socket.gethostname()
+            f.attrs["pid"] = os.getpid()
+            f.attrs["layout_minor"] = max(int(f.attrs.get("layout_minor", 0)), LAYOUT_MINOR)
+            for k, v in (extra_attrs or {}).items():
+                f.attrs[k] = v
+            for name in ("modes", "buckling"):
+                if name in f and int(f[name].attrs.get("step", 0)) >= step:
+                    del f[name]
+            _reserve(f, _bytes_for_frame(self.datasets.values(), keep))
+            f.flush()
+        except BaseException as exc:
+            self._abandon()
+            if not isinstance(exc, OSError):
+                raise
+            raise ResourceError(
+                f"cannot continue the results file: {exc.strerror or exc}", file=str(self.path)
+            ) from None
+        self.frames = keep
+
     def _abandon(self) -> None:
         try:
             if getattr(self, "file", None) is not None:
@@ -396,6 +455,8 @@ class ResultsWriter:
                 ds.resize(k + 1, axis=0)
                 ds[k] = 0.0 if value is None else value  # a model without plate fields: zeros
             f.flush()
+            if frame.restart is not None:
+                restart.write(f, frame.restart, k)
         except OSError as exc:
             raise ResourceError(
                 f"writing frame {k} of {target} failed ({exc}); {self._safe()}", file=str(self.path)
@@ -409,7 +470,7 @@ class ResultsWriter:
                 ) from None
         self.frames += 1
 
-    def write_eigen(self, result, about: str) -> None:
+    def write_eigen(self, result, about: str, step: int = 0) -> None:
         """The result of a modal or buckling analysis (rodsim.integrators.modal.Modes or
         Buckling) as the group modes/ or buckling/ (docs/results.md, "Modes" and
         "Buckling"), after the frames."""
@@ -432,6 +493,8 @@ class ResultsWriter:
             g = f.require_group(name)
             g.attrs["about"] = about
             g.attrs["load"] = float(result.load)
+            g.attrs["step"] = int(step)
+            g.attrs["frame"] = self.frames - 1
             for key, value in attrs.items():
                 g.attrs[key] = value
             for key, value in data.items():

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from rodsim import estimates, interrupts, output_lock, resources, solvers
+from rodsim import interrupts, output_lock, resources, sequence, solvers
+from rodsim.case import steps as case_steps
+from rodsim.case.carry import carried
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build, case_mesh
-from rodsim.case.settings import FilePart, GravityLoad
+from rodsim.case.settings import FilePart
 from rodsim.errors import (
     CaseError,
     Interrupted,
@@ -26,9 +26,7 @@ from rodsim.errors import (
     ResourceError,
     RodsimError,
 )
-from rodsim.integrators.modal import Buckling, Modes
-from rodsim.integrators.planning import Plan, plan, split_steps
-from rodsim.model.forces import load_totals
+from rodsim.integrators.planning import Plan, plan
 from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter
 from rodsim.writers.frame import Frame
 from rodsim.writers.mode_series import write_mode_series
@@ -44,6 +42,12 @@ class Prepared:
     plan: Plan
     overrides: tuple[str, ...]
     memory: resources.Memory | None = None
+    # an analysis step's load-group factors as the case gives them (the summary's; the model
+    # of a later equilibrium step has them in its load ramps, rodsim.case.carry)
+    factors: dict | None = None
+    # analysis steps (docs/steps.md): ((name, Prepared of the step), ...), () without; the
+    # case, setup and plan above are then the first step's
+    steps: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,9 @@ def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
         # again with the mesh's own counts: mesh files read, coincident nodes merged
         need = resources.estimate(resources.mesh_sizes(mesh, sizes), settings)
         memory = resources.check(need, limit, where)
+        if case.steps:
+            stepped = _prepare_steps(case, mesh, memory)
+            return dataclasses.replace(stepped[0][1], steps=stepped)
         setup = build(case, mesh)
         del mesh  # build may have replaced the frames (plates): free the old ones
         p = plan(case, setup.model, setup.model.n_elements)
@@ -89,182 +96,32 @@ def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
     return Prepared(case, setup, p, case.overrides, memory)
 
 
-def _split_note(prep: Prepared) -> str:
-    """', 2 split at load kinks' when steps hold kinks (docs/explicit_scheme.md)."""
-    n = split_steps(prep.setup.model.kinks, prep.plan.dt, prep.plan.n_steps)
-    return f", {n} split at load kinks" if n else ""
-
-
-def summary(prep: Prepared) -> str:
-    """The one-screen model summary printed by ``rodsim run`` and ``rodsim check``."""
-    d, m, p = prep.case.settings, prep.setup.model, prep.plan
-    s = d.solver
-    mesh = prep.setup.mesh
-    lines = [
-        f"case      {prep.case.path}" + (f"  ({d.title})" if d.title else ""),
-        f"model     {m.n_nodes} nodes, {m.n_elements} rod elements, "
-        + (f"{m.n_plates} plate elements, " if m.n_plates else "")
-        + f"{len(mesh.part_names)} parts, {len(set(mesh.section_names))} sections, "
-        f"mass {m.mass.sum():.6g}",
-        f"supports  {int(m.fixed.any(axis=1).sum())} nodes with fixed dofs"
-        + (
-            f", {len(np.unique(m.supports.node))} on elastic supports"
-            if len(m.supports.node)
-            else ""
-        ),
-        _loads_line(prep),
-        _masses_line(prep),
-        f"solver    {s.analysis}, {solvers.SOLVERS[p.kind].label(s)}, group {s.group}"
-        + (", parallel" if p.parallel else ""),
-    ]
-    if d.imperfection is not None:
-        imp = d.imperfection
-        lines.append(
-            f"seed      mode {imp.mode} of {imp.from_}, amplitude {imp.amplitude:g}, as "
-            + (
-                "a stress-free imperfect reference"
-                if imp.kind == "geometry"
-                else "an initial displacement"
-            )
-        )
-    beta, alpha = s.damping.coefficients
-    if beta or alpha:
-        fitted = ", ".join(f"{z:g} at {f:g}" for f, z in s.damping.ratios or ())
-        lines.append(
-            f"damping   strain_rate {beta:.6g}, mass {alpha:.6g}"
-            + (f" (fitted to the ratios {fitted})" if fitted else "")
-        )
-    if s.eigen is not None:
-        what = "modes" if p.kind == "modal" else "buckling factors"
-        lines.append(
-            f"{p.kind:<9} the {s.eigen.modes} lowest {what} about the {s.eigen.about} "
-            "(docs/modal.md)"
-        )
-    if s.load_steps:
-        eq = s.equilibrium
-        lines += [
-            f"load      {p.n_steps} load steps to multiplier 1, tolerance {eq.tol:.3g}, "
-            f"pseudo-time from h {p.dt:.3g} ({p.dt / p.stable_dt:.3g} x stable-step "
-            f"estimate {p.stable_dt:.6g}), at most {eq.max_steps} per load step",
-            f"output    {p.n_frames} frames, one per load step",
-        ]
-    elif s.eigen is not None:
-        what = "modes" if p.kind == "modal" else "buckling modes"
-        lines.append(f"output    1 frame (the reference), then the {what}")
-    else:
-        lines += [
-            f"time      t_end {s.t_end:.6g}, dt {p.dt:.6g} "
-            f"({p.dt / p.stable_dt:.3g} x stable-step estimate {p.stable_dt:.6g}), "
-            f"{p.n_steps} steps" + _split_note(prep),
-            f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
-        ]
-    lines += _stress_line(prep)
-    if d.units is not None:
-        lines.append(f"units     {d.units.as_attribute()}")
-    lines += [f"note      {note}" for note in mesh.notes]
-    if prep.memory:
-        lines.append(resources.summary_line(prep.memory))
-    lines += estimates.summary_lines(prep)
-    if prep.overrides:
-        lines.append("overrides " + ", ".join(prep.overrides))
-    return "\n".join(lines)
-
-
-def _stress_line(prep: Prepared) -> list[str]:
-    """What the run says of stresses (docs/stresses.md): which rod sections have none, said
-    once here rather than as made-up numbers in the file."""
-    bare = sorted(name for name, sec in prep.setup.sections.items() if sec.geometry is None)
-    shaped = len(prep.setup.sections) - len(bare)
-    out = []
-    if shaped:
-        what = prep.case.settings.output.stresses
-        out.append(
-            f"stresses  rods: von Mises at {prep.setup.model.stress.n_points} recovery points "
-            f"per section (output.stresses: {what})"
-        )
-    if bare:
-        out.append(
-            f"stresses  none for rod sections {', '.join(bare)}: given by stiffnesses, they "
-            "have no shape to recover stresses on (give material and shape)"
-        )
-    return out
-
-
-def _loads_line(prep: Prepared) -> str:
-    """The summary's loads: the count of `loads:` entries, the resultant force and moment
-    about the origin of all but gravity, and gravity's force, in the reference configuration
-    at t = 0 (equilibrium: at the full load, multiplier 1), time functions included; then,
-    with more than one entry, each entry's own (its set's nodes and elements)."""
-    d, m = prep.case.settings, prep.setup.model
-    t = 1.0 if d.solver.static else 0.0
-    force, moment, weight = load_totals(m.terms, m.x0, m.rot0, t)
-    line = (
-        f"loads     {_count(len(d.loads))}; at {'load 1' if t else 't = 0'}: "
-        f"force {vector_text(force)}, moment about the origin {vector_text(moment)}, "
-        f"gravity {vector_text(weight)}"
-    )
-    if len(d.loads) < 2:
-        return line
-    for i, (spec, rows) in enumerate(zip(d.loads, prep.setup.load_rows, strict=True)):
-        if isinstance(spec, GravityLoad):
+def _prepare_steps(case: Case, mesh, memory) -> tuple:
+    """((name, Prepared), ...) of a case's analysis steps (docs/steps.md), each built on the
+    one mesh; an equilibrium or modal step after the first takes the loads acting at the end
+    of the step before as its start (rodsim.case.carry)."""
+    out, before, end = [], None, 0.0
+    for k, (step, settings) in enumerate(case.steps):
+        later_modal = k > 0 and settings.solver.analysis == "modal"
+        factors = dict(settings.combination or {})
+        if k > 0 and (settings.solver.static or later_modal):
+            settings = carried(settings, before, end)
+        one = dataclasses.replace(case, settings=settings, steps=())
+        try:
+            setup = build(one, mesh)
+            p = plan(one, setup.model, setup.model.n_elements)
+        except CaseError as exc:
+            raw = {"solver": step.solver, "combination": step.combination, "output": step.output}
+            raise case_steps.rekeyed(exc, raw, k) from None
+        prep = Prepared(one, setup, p, case.overrides, memory, factors)
+        out.append((step.name, prep))
+        if later_modal:  # about the state left: the loads acting stay those before
             continue
-        f, mo, _ = load_totals(_only(m, rows).terms, m.x0, m.rot0, t)
-        group = f" ({spec.group} x {rows.factor:g})" if spec.group is not None else ""
-        line += (
-            f"\n  loads[{i}] on {spec.set}{group}: force {vector_text(f)}, moment {vector_text(mo)}"
-        )
-    return line
-
-
-def _only(model, rows):
-    """The model with only the load rows of one `loads:` entry (no gravity)."""
-    ld = model.loads
-    nodal = np.zeros(len(ld.node), dtype=bool)
-    for r in (rows.nodal, rows.edge, *(d[0] for d in rows.distributed.values())):
-        nodal[r] = True
-    pressed = np.zeros(len(ld.pressure_el), dtype=bool)
-    pressed[rows.pressure] = True
-    mask = nodal[:, None]
-    only = ld._replace(
-        force=np.where(mask, ld.force, 0.0),
-        moment=np.where(mask, ld.moment, 0.0),
-        pressure=np.where(pressed, ld.pressure, 0.0),
-        gravity=np.zeros(3),
-    )
-    return dataclasses.replace(model, loads=only)
-
-
-def _masses_line(prep: Prepared) -> str:
-    """The summary's masses: the model's total (what the nodes carry), the point masses' share
-    (each `masses:` entry at every node of its set) and the rest, the structure's."""
-    d, m, sets = prep.case.settings, prep.setup.model, prep.setup.mesh.sets
-    point = sum(pm.mass * len(sets[pm.set]) for pm in d.masses)
-    total = float(m.mass.sum())
-    return (
-        f"masses    total {total:.6g}: structure {total - point:.6g}, point masses "
-        f"{point:.6g} ({_count(len(d.masses))})"
-    )
-
-
-def _count(n: int) -> str:
-    return f"{n} entry" if n == 1 else f"{n} entries"
-
-
-def reaction_totals(frame: Frame):
-    """(force, moment about the origin) (3,) each that the supports exert at a frame (its
-    nodes' reactions summed), or None where it has none."""
-    if frame.reaction_force is None or not np.any(frame.reaction_force):
-        return None
-    force = frame.reaction_force.sum(axis=0)
-    moment = (np.cross(frame.position, frame.reaction_force) + frame.reaction_moment).sum(axis=0)
-    return force, moment
-
-
-def vector_text(v) -> str:
-    """(x, y, z) to 6 digits; components below 1e-12 of the largest are round-off: 0."""
-    v = np.asarray(v, dtype=float)
-    v = np.where(np.abs(v) <= 1e-12 * np.abs(v).max(), 0.0, v) + 0.0  # + 0.0: no "-0"
-    return "(" + ", ".join(f"{x:.6g}" for x in v) + ")"
+        if settings.solver.load_steps or settings.solver.analysis == "dynamic":
+            before, end = settings, sequence.duration(prep)
+        else:  # modal or buckling about the reference: no load acted
+            before, end = None, 0.0
+    return tuple(out)
 
 
 def output_paths(case: Case, output=None) -> tuple[Path, Path]:
@@ -295,10 +152,11 @@ def output_paths(case: Case, output=None) -> tuple[Path, Path]:
     return h5, pvd
 
 
-def frames(prep: Prepared, progress=None, stop=lambda: False):
-    """The output frames of a prepared case, as ``rodsim run`` writes them (progress and stop:
-    see execute); rodsim.api keeps them in memory."""
-    return solvers.SOLVERS[prep.plan.kind].frames(prep, progress, stop)
+def frames(prep: Prepared, progress=None, stop=lambda: False, resume=None):
+    """The output frames of a prepared case, as ``rodsim run`` writes them, with a modal or
+    buckling step's sequence.EigenResult after its frames (progress and stop: see execute;
+    resume: a restart state to continue from); rodsim.api keeps them in memory."""
+    return sequence.frames(prep, progress, stop, resume)
 
 
 def warm_up(prep: Prepared) -> None:
@@ -307,7 +165,7 @@ def warm_up(prep: Prepared) -> None:
     p = prep.plan
     short = dataclasses.replace(prep, plan=dataclasses.replace(p, n_steps=1, steps_per_frame=1))
     with contextlib.suppress(NumericalError):
-        for _ in frames(short):
+        for _ in solvers.SOLVERS[p.kind].frames(short, None, lambda: False):
             pass
 
 
@@ -317,6 +175,7 @@ def execute(
     vtk: bool | None = None,
     progress: Callable[[float, int, int], None] | None = None,
     handle_signals: bool = True,
+    restart=None,
 ) -> Result:
     """Integrate (or solve for equilibrium) and write results (docs/running.md).
 
@@ -326,15 +185,37 @@ def execute(
     NumericalError and ResourceError (a write failed) keep the frames written before. In
     every case the file records its status, and an existing results file is kept as
     <stem>.prev.h5 unless the run completes. The exception raised carries ``result`` (the
-    Result so far) where frames were written."""
+    Result so far) where frames were written.
+
+    restart: a results file of this case to continue from its restart state (docs/restart.md)
+    instead of starting anew: the frames after that state's go, new ones are appended (the
+    file itself is the output; CaseError if output names another)."""
+    if restart is not None:
+        if output is not None and Path(output).resolve() != Path(restart).resolve():
+            raise CaseError(
+                "a restart continues its results file: give -o or --restart, not both",
+                file=prep.case.label,
+                key="--restart",
+            )
+        output = restart
     h5, pvd = output_paths(prep.case, output)
     vtk = prep.case.settings.output.vtk if vtk is None else vtk
     lock = output_lock.acquire(h5)
     try:
+        resume = None if restart is None else restart_state(prep, h5)
         with interrupts.watch(handle_signals) as watch:
-            return _write(prep, h5, pvd if vtk else None, progress, watch)
+            return _write(prep, h5, pvd if vtk else None, progress, watch, resume)
     finally:
         output_lock.release(lock)
+
+
+def restart_state(prep: Prepared, path):
+    """The restart state from which the results file at path continues with the prepared case
+    (rodsim.sequence.resume_state); CaseError naming the file at fault and the key."""
+    try:
+        return sequence.resume_state(prep, Path(path))
+    except CaseError as exc:
+        raise CaseError(exc.reason, file=exc.file or prep.case.label, key=exc.key) from None
 
 
 def units_attribute(case: Case) -> str:
@@ -343,8 +224,12 @@ def units_attribute(case: Case) -> str:
     return system.as_attribute() if system is not None else ""
 
 
-def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Result:
-    case, mesh, p = prep.case, prep.setup.mesh, prep.plan
+def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch, resume) -> Result:
+    case, mesh = prep.case, prep.setup.mesh
+    steps = sequence.steps_of(prep)
+    n_steps = sequence.steps_to_go(prep, resume)
+    n_frames = sum(sequence.frames_of(sp, k) for k, (_, sp) in enumerate(steps))
+    keep = None if resume is None else resume.frame + 1
     started = wallclock.perf_counter()
     with watch.deferred():
         writer = ResultsWriter(
@@ -353,10 +238,11 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
             case.text,
             case.settings.title,
             prep.overrides,
-            extra_attrs={"units": units_attribute(case)},
-            end_requested=p.t_end,
-            expected_frames=p.n_frames,
+            extra_attrs={"units": units_attribute(case), "steps": _step_names(prep)},
+            end_requested=sequence.end_time(prep),
+            expected_frames=n_frames,
             compression=case.settings.output.compression,
+            resume=None if resume is None else (keep, resume.step),
         )
     series = None
     last, status, detail, error = None, COMPLETE, "", None
@@ -370,14 +256,19 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
     try:
         if pvd:
             series = SeriesWriter(
-                pvd, mesh.points, mesh.conn, plates=mesh.plates, expected_frames=p.n_frames + 1
+                pvd,
+                mesh.points,
+                mesh.conn,
+                plates=mesh.plates,
+                expected_frames=n_frames + 1,
+                keep=keep or 0,
             )
-        for frame in frames(prep, progress, stop):
-            if isinstance(frame, Modes | Buckling):  # the result, after the frames
+        for frame in frames(prep, progress, stop, resume):
+            if isinstance(frame, sequence.EigenResult):  # the result, after the frames
                 with watch.deferred():
-                    writer.write_eigen(frame, prep.case.settings.solver.eigen.about)
+                    writer.write_eigen(frame.result, frame.about, frame.step)
                     if pvd and last is not None:
-                        write_mode_series(pvd, mesh, last, frame)
+                        write_mode_series(pvd, mesh, last, frame.result)
                 continue
             with watch.deferred():  # a second signal does not cut a frame in half
                 writer.write(frame)
@@ -402,12 +293,11 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
         log.warning("%s", series_error)
     error = error or series_error
     wall = wallclock.perf_counter() - started
-    steps = p.n_steps if status == COMPLETE else -1
     result = Result(
         h5,
         pvd,
         writer.frames,
-        steps,
+        n_steps if status == COMPLETE else -1,
         wall,
         last,
         status,
@@ -420,12 +310,18 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch) -> Resul
         raise error
     log.info(
         "%d steps in %.3g s (%.3g steps/s), %d frames",
-        steps,
+        n_steps,
         wall,
-        steps / max(wall, 1e-12),
+        n_steps / max(wall, 1e-12),
         writer.frames,
     )
     return result
+
+
+def _step_names(prep: Prepared) -> list[str]:
+    """The file's `steps` attribute: each analysis step's name and analysis, `name:
+    analysis` (docs/results.md); one `: analysis` entry without steps."""
+    return [f"{name}: {sp.plan.kind}" for name, sp in sequence.steps_of(prep)]
 
 
 def _close(writer: ResultsWriter, series, status: str, detail: str):

@@ -71,6 +71,13 @@ class Simulation:
                 f"a {self.kind} analysis has no steps to take: use {call} (docs/modal.md)",
                 key="solver.analysis",
             )
+        if prep.steps:
+            raise CaseError(
+                "rodsim.Simulation steps one analysis, and this case has analysis steps: run "
+                "it with rodsim.run_case or run_in_memory, or give overrides=('steps=null',) "
+                "for its case-level settings (docs/steps.md)",
+                key="steps",
+            )
         self._solver = solvers.start(prep)
         self._stale = False  # loads changed since the forces were computed
         self._last = None  # equilibrium: the LoadStep that reached the state

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rodsim import restart
 from rodsim.case.imperfection import displaced
 from rodsim.integrators import dynamics, equilibrium, implicit, modal
 from rodsim.interrupts import StopRequested
@@ -63,40 +64,73 @@ def _initial_state(prep):
     )
 
 
-def _start_implicit(prep):
-    """A running implicit.Implicit at the initial state."""
+def _dynamic_state(begin):
+    """The StateArrays of a restart state (rodsim.restart): a dynamic one's momenta, or at
+    rest (an equilibrium's)."""
+    a = begin.arrays
+    x, rot = a["x"].copy(), a["rot"].copy()
+    zeros = np.zeros_like(x)
+    p, pi = (a["p"].copy(), a["pi"].copy()) if "p" in a else (zeros.copy(), zeros.copy())
+    return dynamics.StateArrays(x, rot, p, pi, zeros.copy(), zeros.copy())
+
+
+def _start_implicit(prep, begin=None):
+    """A running implicit.Implicit at the initial state, or at a restart state begin
+    (rodsim.restart: its step count, time origin, dt and Newton's first guess)."""
     s = prep.case.settings.solver
-    return implicit.start(
+    resume = begin is not None and begin.kind == "implicit"
+    run = implicit.start(
         prep.setup.model,
-        prep.plan.dt,
+        begin.dt if resume else prep.plan.dt,
         group=s.group,
-        state=_initial_state(prep),
+        state=_initial_state(prep) if begin is None else _dynamic_state(begin),
         tol=s.newton.tol,
         max_iter=s.newton.max_iter,
+        t0=begin.t0 if resume else 0.0,
+        step=begin.count if resume else 0,
     )
+    if resume:
+        run.quat[:] = begin.arrays["quat"]
+        run.xi[:] = begin.arrays["xi"]
+    return run
 
 
-def _start_explicit(prep):
-    """A running dynamics.Explicit at the initial state."""
+def _start_explicit(prep, begin=None):
+    """A running dynamics.Explicit at the initial state, or at a restart state begin."""
     s = prep.case.settings.solver
+    resume = begin is not None and begin.kind == "explicit"
     return dynamics.start(
         prep.setup.model,
-        prep.plan.dt,
+        begin.dt if resume else prep.plan.dt,
         order=int(s.order),
         group=s.group,
         parallel=prep.plan.parallel,
-        state=_initial_state(prep),
+        state=_initial_state(prep) if begin is None else _dynamic_state(begin),
         tol=s.rotation_tol,
+        t0=begin.t0 if resume else 0.0,
+        step=begin.count if resume else 0,
     )
 
 
-def _dynamic_frames(prep, progress, stop):
+def resumed_plan(plan, begin):
+    """The plan of a run continued from restart state begin (docs/restart.md): its dt and
+    output cadence, steps up to the case's end time."""
+    n = max(begin.count, math.ceil((plan.t_end - begin.t0) / begin.dt * (1 - 1e-9)))
+    return dataclasses.replace(plan, dt=begin.dt, n_steps=n, steps_per_frame=begin.every)
+
+
+def _dynamic_frames(prep, progress, stop, begin=None, resume=False):
     """Frames of a dynamic analysis (explicit or implicit), the first at t = 0; on a stop
-    request, the current state as a last, off-schedule frame."""
+    request, the current state as a last, off-schedule frame. begin: a restart state
+    (rodsim.restart) to start from; resume: it is this analysis' own (continue it, its frame
+    written already), else the state a step before left (start from it at t = 0)."""
     p = prep.plan
     kind = SOLVERS[p.kind]
-    run = kind.start(prep)
-    yield dynamic_frame(run, p.dt)
+    run = kind.start(prep, begin if resume else _handed(begin))
+    if resume:
+        p = resumed_plan(p, begin)
+    else:
+        yield _dynamic_record(run, p)
     chunk, written = 1, run.step
     while run.step < p.n_steps:
         target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
@@ -106,7 +140,7 @@ def _dynamic_frames(prep, progress, stop):
         while run.step < target:
             if stop():
                 if run.step != written:
-                    yield dataclasses.replace(dynamic_frame(run, p.dt), off_schedule=1)
+                    yield dataclasses.replace(_dynamic_record(run, p), off_schedule=1)
                 return
             n = min(chunk, target - run.step)
             started = wallclock.perf_counter()
@@ -114,19 +148,42 @@ def _dynamic_frames(prep, progress, stop):
             chunk = next_chunk(n, wallclock.perf_counter() - started)
             if progress:
                 progress(run.time, run.step, p.n_steps)
-        yield dynamic_frame(run, p.dt)
+        yield _dynamic_record(run, p)
         written = run.step
 
 
-def _equilibrium_frames(prep, progress, stop, eq=None):
+def _handed(begin):
+    """A state handed on by the step before (None: none), as a dynamic start: count 0."""
+    return None if begin is None else begin._replace(kind="handed")
+
+
+def _dynamic_record(run, p):
+    """The frame of a running integration with its restart state."""
+    state = restart.of_dynamic(run, p.kind, p.steps_per_frame)
+    return dataclasses.replace(dynamic_frame(run, p.dt), restart=state)
+
+
+def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None):
     """Frames of an equilibrium analysis: the reference at load 0, then one per load step; on
     a stop request, the current (unconverged) iterate as a last, off-schedule frame at the
-    load multiplier it was heading for, with its residual."""
+    load multiplier it was heading for, with its residual. begin, resume: see
+    _dynamic_frames (begin's load steps are this analysis' when resumed)."""
     p = prep.plan
     eq = _start_equilibrium(prep) if eq is None else eq
     eq.stop = stop
-    yield static_frame(eq.model, eq.x, eq.rot, eq.load)
-    for i in range(1, p.n_steps + 1):
+    first = 1
+    if begin is not None:
+        eq.x[:], eq.rot[:] = begin.arrays["x"], begin.arrays["rot"]
+        if "quat" in begin.arrays:
+            eq.quat[:] = begin.arrays["quat"]
+        else:
+            implicit.quaternions(eq.rot, eq.quat)
+    if resume:
+        eq.load = begin.load
+        first = begin.count + 1
+    else:
+        yield _static_record(eq, 0)
+    for i in range(first, p.n_steps + 1):
         load = i / p.n_steps
         if stop():  # between load steps: the state is the last frame's
             return
@@ -153,7 +210,13 @@ def _equilibrium_frames(prep, progress, stop, eq=None):
             group = prep.case.settings.solver.group
             state = (eq.x, eq.rot, eq.quat, eq.load)
             lowest = modal.lowest_eigenvalue(eq.model, group, *state, eq.solver)
-        yield static_frame(eq.model, eq.x, eq.rot, eq.load, step, lowest)
+        yield _static_record(eq, i, step, lowest)
+
+
+def _static_record(eq, count: int, step=None, lowest: float = math.nan):
+    """The frame of an equilibrium after count load steps, with its restart state."""
+    frame = static_frame(eq.model, eq.x, eq.rot, eq.load, step, lowest)
+    return dataclasses.replace(frame, restart=restart.of_equilibrium(eq, count))
 
 
 def preloaded(prep):
@@ -201,15 +264,16 @@ def linear_buckling(prep, count: int, eq=None) -> modal.Buckling:
     return modal.buckling(model, s.group, count, base, solve)
 
 
-def _eigen_frames(prep, progress, stop):
+def _eigen_frames(prep, progress, stop, begin=None, resume=False):
     """Frames of a modal or buckling analysis: the state it is about (the reference, or the
     equilibrium's load steps), then its result (rodsim.integrators.modal.Modes or Buckling)
-    as the last item, unless a stop request cut the equilibrium short."""
+    as the last item, unless a stop request cut the equilibrium short. begin, resume: a
+    restart state of the equilibrium (see _dynamic_frames)."""
     s, model = prep.case.settings.solver, prep.setup.model
     eq = None
     if s.load_steps:
         eq = _start_equilibrium(prep)
-        yield from _equilibrium_frames(prep, progress, stop, eq)
+        yield from _equilibrium_frames(prep, progress, stop, begin, resume, eq)
         if eq.load < 1.0:
             return
         x, rot, quat, load = eq.x, eq.rot, eq.quat, eq.load

@@ -154,3 +154,16 @@ def cli_run(case, tmp_path, *overrides):
     for o in overrides:
         args += ["--set", o]
     return CliRunner().invoke(main, args), out
+
+
+def frames_in(path) -> int:
+    """Complete frames of a results file another process may be writing (0: none yet)."""
+    import h5py
+
+    from rodsim.results_reader import frame_count
+
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            return frame_count(f)
+    except (OSError, KeyError):
+        return 0

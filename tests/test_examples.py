@@ -68,7 +68,7 @@ def test_read_results_example(tmp_path, capsys):
     assert out["max_displacement"] == np.linalg.norm(u, axis=2).max() > 0.1
     np.testing.assert_allclose(out["directors"], last.directors, atol=1e-14)
     assert out["energy"] == last.total
-    assert "layout 1.4: 3 frames, t = 0 to 1" in capsys.readouterr().out
+    assert "layout 1.5: 3 frames, t = 0 to 1" in capsys.readouterr().out
     doc = (EXAMPLES.parent / "results.md").read_text()
     shown = doc.split("```python\n", 1)[1].split("```", 1)[0]
     assert len(shown) > 500

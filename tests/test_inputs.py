@@ -14,6 +14,7 @@ from conftest import free_ring, spaghetti
 
 from rodsim import run as runner
 from rodsim.cli import main
+from rodsim.results import read_results
 
 INPUTS = Path(__file__).resolve().parents[1] / "inputs"
 
@@ -134,3 +135,30 @@ def test_rail_on_a_foundation_matches_hetenyi(tmp_path):
     assert z.min() == pytest.approx(-p * beta / (2 * k), rel=5e-3)
     # sqrt(N) x the equilibrium tolerance 1e-8 x (loads + reactions ~ 2P), N = 121 nodes
     assert reaction.sum(axis=0) == pytest.approx([0, 0, p], abs=np.sqrt(121) * 1e-8 * 2 * p)
+
+
+def test_preload_then_gust_then_modes(tmp_path):
+    """inputs/steps/preload_gust.yaml: the dead-load sag, the gust's swing and the modes about
+    the state left, against beam theory."""
+    r = read_results(_run("steps/preload_gust.yaml", tmp_path))
+    E, G, rho, b, h, L = 2.1e11, 2.1e11 / 2.6, 7850.0, 0.05, 0.1, 2.0
+    area, weak, strong = b * h, h * b**3 / 12, b * h**3 / 12
+    q = rho * area * 9.81
+    # Timoshenko (k = 5/6) sag; 20 elements under lumped gravity: O(h^2) of the element, 0.3%
+    sag = q * L**4 / (8 * E * strong) + q * L**2 / (2 * 5 / 6 * G * area)
+    dead = r.step == 0
+    assert -r.position[dead][-1, -1, 2] == pytest.approx(sag, rel=3e-3)
+    assert list(r.load_factor[dead]) == [0.0, 0.5, 1.0]
+    # a suddenly applied tip load: each mode peaks at twice its share of the static tip
+    # deflection, so the peak is at most twice the static one and at least twice the first
+    # mode's share (97.1% for a tip load), less the rest (2.9%) out of phase; the 2 ms frames
+    # sample a 10 Hz peak within (pi / 50)^2 / 2 = 0.2%
+    static = 1000 * L**3 / (3 * E * weak) + 1000 * L / (5 / 6 * G * area)
+    gust = r.step == 1
+    assert r.time[gust][0] == 0.0 and r.total_time[gust][0] == 1.0
+    peak = r.position[gust][:, -1, 1].max()
+    assert 2 * static * (0.971 - 0.029 - 0.002) <= peak <= 2 * static * 1.002
+    # first bending mode about the weak axis: Euler-Bernoulli's 1.875^2, shear and rotary
+    # inertia lower it by (r/L)^2 terms: 0.1% at L/r = 139
+    first = 1.8751**2 / (2 * math.pi * L**2) * math.sqrt(E * weak / (rho * area))
+    assert r.modes.frequency[0] == pytest.approx(first, rel=2e-3)

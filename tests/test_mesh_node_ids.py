@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from rodsim import case_summary
 from rodsim import run as runner
 from rodsim.cli import main
 from rodsim.errors import CaseError
@@ -196,7 +197,7 @@ def test_one_point_for_one_id_is_merged_and_said(tmp_path, caplog, name, writer,
     assert "merged" in warning
     assert (
         f"note      {name}: 1 node ids defined more than once at one point, merged"
-        in runner.summary(prep)
+        in case_summary.summary(prep)
     )
 
 

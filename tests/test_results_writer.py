@@ -162,7 +162,7 @@ def test_the_series_lists_exactly_its_complete_files(tmp_path, monkeypatch):
     assert sorted(p.name for p in folder.iterdir()) == ["r_000000.vtu", "r_000001.vtu"]
     assert [p.name for _, p in read_pvd(pvd)] == ["r_000000.vtu", "r_000001.vtu"]
     prev = read_pvd(tmp_path / "r.prev.pvd")  # the earlier series, still readable
-    assert [(t, p.parent.name) for t, p in prev] == [(written[0].time, "r.prev_vtk")]
+    assert [(t, p.parent.name) for t, p in prev] == [(written[0].total_time, "r.prev_vtk")]
     assert prev[0][1].exists()
 
 

@@ -11,9 +11,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
+from conftest import frames_in
 
 from rodsim.results_reader import frame_count, open_results, read_frame, run_status
 from rodsim.writers.vtk import read_pvd
@@ -55,14 +55,6 @@ def start(*args, **kw) -> subprocess.Popen:
         text=True,
         **kw,
     )
-
-
-def frames_in(path: Path) -> int:
-    try:
-        with h5py.File(path, "r", locking=False) as f:
-            return frame_count(f)
-    except (OSError, KeyError):
-        return 0
 
 
 def wait_running(proc: subprocess.Popen, h5: Path, timeout: float = 120.0) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from rodsim import case_summary
 from rodsim import run as runner
 from rodsim.cli import main
 from rodsim.model.forces import applied_loads, load_totals
@@ -79,7 +80,7 @@ def test_loads_on_one_node_add(case):
 
 
 def test_summary_shows_the_totals_at_t_0(case):
-    text = runner.summary(runner.prepare(case))
+    text = case_summary.summary(runner.prepare(case))
     loads = summary_line(text, "loads ")
     assert loads.startswith("loads     5 entries; at t = 0: ")
     assert numbers(loads, "force") == [10, 0, -2000]
@@ -97,7 +98,7 @@ def test_equilibrium_summary_shows_the_full_load(case):
     """In equilibrium time is the load multiplier: totals at 1, where untimed loads and
     gravity are full, the table gives 1 and the ramp over 2 gives 0.5."""
     prep = runner.prepare(case, ["solver.analysis=equilibrium"])
-    loads = summary_line(runner.summary(prep), "loads ")
+    loads = summary_line(case_summary.summary(prep), "loads ")
     assert "at load 1: " in loads
     assert numbers(loads, "force") == [20, 4, -2000]
     # (2, 0, 0) x (10, 2, -2000) = (0, 4000, 4), plus (0, 0, 5)

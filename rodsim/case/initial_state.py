@@ -3,11 +3,13 @@ conditions"): velocity fields per node set and along a part (`initial.fields`), 
 run started from a frame of an earlier results file of the same mesh
 (`initial: {from: FILE, frame: K}`): its node positions,
 rotations (its current nodal frames, the rotation from its reference times its reference
-frames) and spatial momenta, as the integrators hold them. The earlier run's loads are not
-carried over: this case's loads act from its own t = 0."""
+frames) and spatial momenta, as the integrators hold them; where the file's restart state
+(rodsim.restart) is that frame's, its raw arrays, bit for bit what that run held. The
+earlier run's loads are not carried over: this case's loads act from its own t = 0."""
 
 import numpy as np
 
+from rodsim import restart
 from rodsim.case.imperfection import check_same_mesh
 from rodsim.errors import CaseError
 from rodsim.model import timefunc
@@ -48,17 +50,32 @@ def start_state(case, mesh):
                 )
             reference = f["mesh/points"][()]
             frame = read_frame(f, k)
+            raw = _restart_state(f, k)
     except CaseError as exc:
         if exc.key is not None:
             raise
         raise CaseError(f"{path}: {exc.reason}", key=f"{KEY}.from") from None
     check_same_mesh(path, reference, mesh.points, f"{KEY}.from")
+    if raw is not None:  # the solver's own arrays: exactly the state that run left
+        a = raw.arrays
+        zeros = np.zeros_like(a["x"])
+        return a["x"], a["rot"], a.get("p", zeros), a.get("pi", zeros.copy())
     return (
         np.array(frame.position, dtype=float),
         np.array(frame.directors, dtype=float),
         np.array(frame.linear_momentum, dtype=float),
         np.array(frame.angular_momentum, dtype=float),
     )
+
+
+def _restart_state(f, k: int):
+    """The restart state of frame k of an open results file (rodsim.restart), or None (it
+    holds another frame's, or none)."""
+    try:
+        state = restart.read(f, "", KEY)
+    except CaseError:
+        return None
+    return state if state.frame == k else None
 
 
 def arc_lengths(mesh, part: str, key: str) -> np.ndarray:

@@ -10,7 +10,7 @@ JSON Schema cannot (the unit's dimension, cross-key rules, names of sections and
 import dataclasses
 import json
 
-from rodsim.case import parts, sections, units, v1
+from rodsim.case import parts, sections, steps, units, v1
 from rodsim.case import schema as s
 from rodsim.case.fields import POINT
 
@@ -122,6 +122,10 @@ def node_schema(node) -> dict:
         return {"type": "array", "prefixItems": [corner, corner], "minItems": 2, "maxItems": 2}
     if isinstance(node, sections.ByType):
         return {"oneOf": [node_schema(n) for _, n in node.options]}
+    if isinstance(node, steps.Over):  # some of the record's keys: none required
+        out = node_schema(node.record)
+        out.pop("required", None)
+        return out
     raise TypeError(f"no JSON Schema for {type(node).__name__}")
 
 

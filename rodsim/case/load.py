@@ -12,7 +12,7 @@ from pathlib import Path, PurePath
 import numpy as np
 import yaml
 
-from rodsim.case import units, v1
+from rodsim.case import steps, units, v1
 from rodsim.case.schema import render, show
 from rodsim.case.settings import CaseSettings
 from rodsim.errors import CaseError
@@ -208,6 +208,9 @@ class Case:
     settings: CaseSettings
     overrides: tuple[str, ...] = ()
     name: str = ""
+    # analysis steps (docs/steps.md): ((Step, CaseSettings of the step), ...), () without;
+    # settings are then the first step's
+    steps: tuple = ()
 
     @property
     def label(self) -> str:
@@ -241,7 +244,6 @@ class Case:
         return p if p.is_absolute() else self.folder / p
 
 
-_EXCLUSIVE = {"every": "interval", "interval": "every"}
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -294,8 +296,8 @@ def apply_override(data, assignment: str):
                 else node.setdefault(part, [] if isinstance(path[i + 1], int) else {})
             )
     node[last] = value
-    if path[:-1] == ["output"] and last in _EXCLUSIVE:  # --set output.every replaces interval
-        node.pop(_EXCLUSIVE[last], None)
+    if path[:-1] == ["output"] and last in steps.EXCLUSIVE:  # --set output.every: no interval
+        node.pop(steps.EXCLUSIVE[last], None)
     return data
 
 
@@ -343,12 +345,25 @@ def case_from_text(text: str, path, overrides=(), name: str | None = None) -> Ca
         for assignment in overrides:
             apply_override(data, assignment)
         with units.declared(v1.declared_units(data)):
-            checked = v1.CASE.check(data, ())
+            if data.get(steps.KEY) is None:  # `steps: null` (--set steps=null): none
+                data.pop(steps.KEY, None)
+                checked, per_step = v1.CASE.check(data, ()), ()
+            else:
+                checked, per_step = steps.validate(data, _case_check, v1.STEP_LIST)
     except CaseError as exc:
         raise CaseError(exc.reason, file=name, key=exc.key) from None
     return Case(
-        path=path.resolve(), text=text, settings=checked, overrides=tuple(overrides), name=name
+        path=path.resolve(),
+        text=text,
+        settings=checked,
+        overrides=tuple(overrides),
+        name=name,
+        steps=per_step,
     )
+
+
+def _case_check(data):
+    return v1.CASE.check(data, ())
 
 
 def dump_case(data: dict) -> str:

@@ -338,6 +338,17 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One entry of `steps:` (docs/steps.md): its name and the keys it merges over the
+    case's (as written; each step's merged settings are a CaseSettings of their own)."""
+
+    name: str | None
+    solver: Mapping
+    combination: Mapping[str, float] | None
+    output: Mapping
+
+
+@dataclass(frozen=True)
 class CaseSettings:
     """A whole case file."""
 
@@ -357,3 +368,4 @@ class CaseSettings:
     imperfection: Imperfection | None
     solver: Solver
     output: Output
+    steps: tuple[Step, ...] | None = None

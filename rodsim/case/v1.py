@@ -40,6 +40,7 @@ from rodsim.case.schema import (
     show,
 )
 from rodsim.case.sections import SECTION
+from rodsim.case.steps import step_record
 from rodsim.model.rayleigh import rayleigh
 from rodsim.registry import Registry
 
@@ -360,6 +361,9 @@ def declared_units(data) -> "units.UnitSystem | None":
     return None
 
 
+STEP = step_record(SOLVER, OUTPUT)
+STEP_LIST = ListOf(STEP)
+
 CASE = Record(
     (
         Field("rodsim", Constant(1, "schema version"), "schema version"),
@@ -423,6 +427,14 @@ CASE = Record(
             OUTPUT,
             "frames and files",
             default=FILLED,
+        ),
+        Field(
+            "steps",
+            STEP_LIST,
+            "a sequence of analysis steps, each from the state the one before left, in one "
+            "results file; each step's solver, combination and output keys merge over the "
+            "case's (docs/steps.md)",
+            optional=True,
         ),
     ),
     doc="A rodsim case file, schema v1.",

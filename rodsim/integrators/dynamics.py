@@ -97,8 +97,10 @@ def start(
     t0: float = 0.0,
     tol: float = 1.0e-13,
     max_iter: int = 25,
+    step: int = 0,
 ) -> Explicit:
-    """Set up an explicit integration with forces evaluated at the initial state."""
+    """Set up an explicit integration with forces evaluated at the initial state; step: the
+    steps already taken from t0 (a restart: time t0 + step dt)."""
     if order not in COEFFICIENTS:
         raise ValueError(f"order must be one of {sorted(COEFFICIENTS)}, got {order}")
     if group not in GROUPS:
@@ -114,7 +116,7 @@ def start(
         switch(np.any((spin > 0) & (spin < 3))),
     )
     state = initial_state(model) if state is None else state
-    if model.prescribed.node.shape[0]:
+    if model.prescribed.node.shape[0] and not step:
         impose(model.prescribed, t0, model.x0, model.rot0, state.x, state.rot)
     run = Explicit(
         model,
@@ -122,6 +124,7 @@ def start(
         state,
         make_workspace(model.n_nodes, model.n_elements),
         t0,
+        step=int(step),
         kinks=np.asarray(model.kinks, dtype=float),
     )
     log.debug(

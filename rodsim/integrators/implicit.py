@@ -378,9 +378,11 @@ def start(
     t0: float = 0.0,
     tol: float = 1.0e-10,
     max_iter: int = 25,
+    step: int = 0,
 ) -> Implicit:
-    """Set up an implicit integration from state (see dynamics.initial_state)."""
-    if model.prescribed.node.shape[0]:
+    """Set up an implicit integration from state (see dynamics.initial_state); step: the
+    steps already taken from t0 (a restart: time t0 + step dt)."""
+    if model.prescribed.node.shape[0] and not step:
         impose(model.prescribed, t0, model.x0, model.rot0, state.x, state.rot)
     quat = np.empty((model.n_nodes, 4))
     quaternions(state.rot, quat)
@@ -403,6 +405,7 @@ def start(
         t0,
         tol,
         max_iter,
+        step=int(step),
         kinks=np.asarray(model.kinks, dtype=float),
     )
     _energies(run)

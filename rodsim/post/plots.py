@@ -60,7 +60,9 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
     plt = _figure()
     with open_results(path) as f:
         n = frame_count(f)
-        t = f["time"][:n]
+        stepped = "step" in f and len(np.unique(f["step"][:n])) > 1
+        # analysis steps: each has its own time origin, the total time runs through them
+        t = f["total_time"][:n] if stepped else f["time"][:n]
         title = f.attrs.get("title", "") or path.stem
         raw = f.attrs.get("units", "")
         system = units.from_attribute(raw.decode() if isinstance(raw, bytes) else str(raw))
@@ -77,7 +79,11 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
             ax.set_ylabel(units.axis_label("total momentum", system, "momentum"))
         else:
             _quantity(f, t, what, ax, n, system)
-        ax.set_xlabel("load multiplier" if _is_equilibrium(f) else units.axis_label("time", system))
+        if stepped:
+            ax.set_xlabel(units.axis_label("total time", system, "time") + ", steps in turn")
+        else:
+            label = "load multiplier" if _is_equilibrium(f) else units.axis_label("time", system)
+            ax.set_xlabel(label)
         ax.set_title(f"{title}: {what}")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small", ncol=2)

@@ -43,7 +43,13 @@ def describe(path) -> str:
             lines.insert(2, f"units     {system.as_attribute()} ({_derived(system)})")
         if len(t) == 0:
             return "\n".join([*lines, "frames    0 (the run wrote no frame)"])
-        lines.append(f"frames    {len(t)}, time {t[0]:.6g} to {t[-1]:.6g}")
+        steps = _step_lines(f, len(t))
+        if steps:  # each step has its own time origin: the total time runs through them
+            total = f["total_time"][: len(t)]
+            lines.append(f"frames    {len(t)}, total time {total[0]:.6g} to {total[-1]:.6g}")
+        else:
+            lines.append(f"frames    {len(t)}, time {t[0]:.6g} to {t[-1]:.6g}")
+        lines += steps
         k = len(t) - 1
         lines.append(
             "final     energy kinetic {:.6g}, internal {:.6g}, external {:.6g}, "
@@ -95,7 +101,7 @@ def _mode_lines(f, system) -> list[str]:
     g = f["modes"]
     unit = f" [{system.label('1/time')}]" if system is not None else ""
     lines = [
-        f"modes     {len(g['frequency'])} about the {_text(g.attrs.get('about', ''))} "
+        f"modes     {len(g['frequency'])} about the {_about(g)} "
         f"(load {float(g.attrs.get('load', 0.0)):.6g})",
         f"          mode  frequency{unit}  damping ratio  effective mass x, y, z",
     ]
@@ -116,7 +122,7 @@ def _buckling_lines(f) -> list[str]:
         return []
     g = f["buckling"]
     lines = [
-        f"buckling  {len(g['factor'])} modes about the {_text(g.attrs.get('about', ''))} "
+        f"buckling  {len(g['factor'])} modes about the {_about(g)} "
         f"(load {float(g.attrs.get('load', 0.0)):.6g}); critical load = factor x the case's "
         "loads",
         "          mode  factor",
@@ -133,3 +139,29 @@ def _derived(system) -> str:
     """'force N, stress MPa, energy mJ' in a declared unit system."""
     dims = (("force", "force"), ("stress", "force/length^2"), ("energy", "force*length"))
     return ", ".join(f"{name} {system.label(dim)}" for name, dim in dims)
+
+
+def _step_lines(f, n: int) -> list[str]:
+    """One line per analysis step of a file with steps (docs/steps.md): its name, solver,
+    frames and time span; nothing for a file of one analysis."""
+    names = [_text(x) for x in f.attrs.get("steps", ())]
+    if len(names) < 2 or "step" not in f:
+        return []
+    step, t = f["step"][:n], f["time"][:n]
+    out = []
+    for k, entry in enumerate(names):
+        name, _, solver = entry.rpartition(": ")
+        frames = np.flatnonzero(step == k)
+        span = (
+            f"frames {frames[0]} to {frames[-1]}, time {t[frames[0]]:.6g} to {t[frames[-1]]:.6g}"
+            if len(frames)
+            else "no frame"
+        )
+        out.append(f"step {k + 1:<4} {name}: {solver}, {span}")
+    return out
+
+
+def _about(group) -> str:
+    """What a modes/ or buckling/ group is about, in words."""
+    about = _text(group.attrs.get("about", ""))
+    return "state the step before left" if about == "previous" else about

@@ -26,6 +26,10 @@ class Frame:
     plate_utilisation (P,). lowest_eigenvalue: equilibrium with solver.equilibrium.eigenvalue,
     the lowest eigenvalue omega^2 of the tangent (NaN otherwise). off_schedule: 1 for a frame
     written off the output schedule (the state when a signal stopped the run), else 0.
+    step: the analysis step (0-based, docs/steps.md); load_factor: the multiplier of the
+    step's loads (equilibrium: the load multiplier, dynamic: 1); total_time: the time since
+    the start of the first step (an equilibrium step counts 1, a modal step 0); restart: the
+    raw solver state of the frame (rodsim.restart), not a dataset of its own.
     """
 
     time: float
@@ -63,6 +67,10 @@ class Frame:
     plate_utilisation: np.ndarray | None = None
     lowest_eigenvalue: float = float("nan")
     off_schedule: int = 0
+    step: int = 0
+    load_factor: float = float("nan")
+    total_time: float = float("nan")
+    restart: object = None  # rodsim.restart.RestartState: written to the restart slots
 
     @property
     def total(self) -> float:

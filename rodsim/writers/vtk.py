@@ -151,7 +151,13 @@ class SeriesWriter:
     and an index listing exactly them stay)."""
 
     def __init__(
-        self, pvd, points: np.ndarray, conn: np.ndarray, plates=None, expected_frames: int = 1000
+        self,
+        pvd,
+        points: np.ndarray,
+        conn: np.ndarray,
+        plates=None,
+        expected_frames: int = 1000,
+        keep: int = 0,
     ):
         self.pvd = Path(pvd)
         self.folder = self.pvd.with_name(self.pvd.stem + "_vtk")
@@ -166,6 +172,7 @@ class SeriesWriter:
         self.closed = False
         self.started = False
         self.expected_frames = expected_frames
+        self.keep = keep  # a restart: the earlier series' first frames go on in this one
         # True: an existing series belongs to results that are not kept (an incomplete run
         # replaced while complete previous results stay): delete it instead of keeping it
         self.discard_existing = False
@@ -185,12 +192,40 @@ class SeriesWriter:
                     shutil.rmtree(self.folder)
             _keep_previous(self.pvd, self.folder)
             self.folder.mkdir(parents=True)
+            if self.keep:
+                self._carry()
             _reserve_file(self.reserve, 65536 + INDEX_BYTES_PER_FRAME * self.expected_frames)
         except OSError as exc:
             raise ResourceError(
                 f"cannot write the ParaView series: {exc.strerror or exc}", file=str(self.pvd)
             ) from None
         self.started = True
+
+    def _carry(self) -> None:
+        """The first `keep` frames of the series moved aside (a run continued from a restart
+        state, docs/restart.md), linked (else copied) into the new folder."""
+        prev_pvd, _ = previous_series(self.pvd)
+        try:
+            entries = read_pvd(prev_pvd)[: self.keep]
+        except Exception as exc:  # noqa: BLE001 - no index rodsim can read: none to carry
+            entries = []
+            log.debug("no earlier series to carry on (%s)", exc)
+        for t, path in entries:
+            if not path.is_file():
+                break
+            target = self.folder / path.name
+            try:
+                os.link(path, target)
+            except OSError:
+                shutil.copyfile(path, target)
+            self.entries.append((t, path.name))
+        if len(self.entries) < self.keep:
+            log.warning(
+                "the earlier ParaView series held %d of the %d frames kept; the series goes on "
+                "from there (the results file holds them all)",
+                len(self.entries),
+                self.keep,
+            )
 
     def _fail(self, what: Path, exc: OSError):
         n = len(self.entries)
@@ -226,7 +261,9 @@ class SeriesWriter:
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise self._fail(self.folder / name, exc) from None
-        self.entries.append((frame.time, name))
+        # the time since the start of the first analysis step: increasing over the steps
+        t = frame.total_time if np.isfinite(frame.total_time) else frame.time
+        self.entries.append((t, name))
         # rewriting the whole index per frame is quadratic in the frame count: at most once a
         # second (and at close), so an interrupted run's index lags by at most a second
         now = time.monotonic()

@@ -1,0 +1,217 @@
+"""The model summary that ``rodsim run`` and ``rodsim check`` print (docs/running.md): the
+model, its loads (per entry, with groups and factors), masses, the solver and each analysis
+step's plan, stresses, units and the estimates; and the reaction totals after a run."""
+
+import dataclasses
+
+import numpy as np
+
+from rodsim import estimates, resources, solvers
+from rodsim.case.settings import GravityLoad
+from rodsim.integrators.planning import split_steps
+from rodsim.model.forces import load_totals
+from rodsim.writers.frame import Frame
+
+
+def _split_note(prep) -> str:
+    """', 2 split at load kinks' when steps hold kinks (docs/explicit_scheme.md)."""
+    n = split_steps(prep.setup.model.kinks, prep.plan.dt, prep.plan.n_steps)
+    return f", {n} split at load kinks" if n else ""
+
+
+def summary(prep) -> str:
+    """The one-screen model summary printed by ``rodsim run`` and ``rodsim check``."""
+    d, m = prep.case.settings, prep.setup.model
+    mesh = prep.setup.mesh
+    lines = [
+        f"case      {prep.case.path}" + (f"  ({d.title})" if d.title else ""),
+        f"model     {m.n_nodes} nodes, {m.n_elements} rod elements, "
+        + (f"{m.n_plates} plate elements, " if m.n_plates else "")
+        + f"{len(mesh.part_names)} parts, {len(set(mesh.section_names))} sections, "
+        f"mass {m.mass.sum():.6g}",
+        f"supports  {int(m.fixed.any(axis=1).sum())} nodes with fixed dofs"
+        + (
+            f", {len(np.unique(m.supports.node))} on elastic supports"
+            if len(m.supports.node)
+            else ""
+        ),
+        _loads_line(prep),
+        _masses_line(prep),
+    ]
+    if prep.steps:
+        for k, (name, sp) in enumerate(prep.steps):
+            lines.append(f"step {k + 1:<4} {name}: {_combination(sp, k)}")
+            lines += ["  " + line for line in _solver_lines(sp, k)]
+    else:
+        lines += _solver_lines(prep, 0)
+    lines += _stress_line(prep)
+    if d.units is not None:
+        lines.append(f"units     {d.units.as_attribute()}")
+    lines += [f"note      {note}" for note in mesh.notes]
+    if prep.memory:
+        lines.append(resources.summary_line(prep.memory))
+    lines += estimates.summary_lines(prep)
+    if prep.overrides:
+        lines.append("overrides " + ", ".join(prep.overrides))
+    return "\n".join(lines)
+
+
+def _stress_line(prep) -> list[str]:
+    """What the run says of stresses (docs/stresses.md): which rod sections have none, said
+    once here rather than as made-up numbers in the file."""
+    bare = sorted(name for name, sec in prep.setup.sections.items() if sec.geometry is None)
+    shaped = len(prep.setup.sections) - len(bare)
+    out = []
+    if shaped:
+        what = prep.case.settings.output.stresses
+        out.append(
+            f"stresses  rods: von Mises at {prep.setup.model.stress.n_points} recovery points "
+            f"per section (output.stresses: {what})"
+        )
+    if bare:
+        out.append(
+            f"stresses  none for rod sections {', '.join(bare)}: given by stiffnesses, they "
+            "have no shape to recover stresses on (give material and shape)"
+        )
+    return out
+
+
+def _loads_line(prep) -> str:
+    """The summary's loads: the count of `loads:` entries, the resultant force and moment
+    about the origin of all but gravity, and gravity's force, in the reference configuration
+    at t = 0 (equilibrium: at the full load, multiplier 1), time functions included; then,
+    with more than one entry, each entry's own (its set's nodes and elements)."""
+    d, m = prep.case.settings, prep.setup.model
+    t = 1.0 if d.solver.static else 0.0
+    force, moment, weight = load_totals(m.terms, m.x0, m.rot0, t)
+    line = (
+        f"loads     {_count(len(d.loads))}; at {'load 1' if t else 't = 0'}: "
+        f"force {vector_text(force)}, moment about the origin {vector_text(moment)}, "
+        f"gravity {vector_text(weight)}"
+    )
+    if len(d.loads) < 2:
+        return line
+    for i, (spec, rows) in enumerate(zip(d.loads, prep.setup.load_rows, strict=True)):
+        if isinstance(spec, GravityLoad):
+            continue
+        f, mo, _ = load_totals(_only(m, rows).terms, m.x0, m.rot0, t)
+        group = f" ({spec.group} x {rows.factor:g})" if spec.group is not None else ""
+        line += (
+            f"\n  loads[{i}] on {spec.set}{group}: force {vector_text(f)}, moment {vector_text(mo)}"
+        )
+    return line
+
+
+def _only(model, rows):
+    """The model with only the load rows of one `loads:` entry (no gravity)."""
+    ld = model.loads
+    nodal = np.zeros(len(ld.node), dtype=bool)
+    for r in (rows.nodal, rows.edge, *(d[0] for d in rows.distributed.values())):
+        nodal[r] = True
+    pressed = np.zeros(len(ld.pressure_el), dtype=bool)
+    pressed[rows.pressure] = True
+    mask = nodal[:, None]
+    only = ld._replace(
+        force=np.where(mask, ld.force, 0.0),
+        moment=np.where(mask, ld.moment, 0.0),
+        pressure=np.where(pressed, ld.pressure, 0.0),
+        gravity=np.zeros(3),
+    )
+    return dataclasses.replace(model, loads=only)
+
+
+def _masses_line(prep) -> str:
+    """The summary's masses: the model's total (what the nodes carry), the point masses' share
+    (each `masses:` entry at every node of its set) and the rest, the structure's."""
+    d, m, sets = prep.case.settings, prep.setup.model, prep.setup.mesh.sets
+    point = sum(pm.mass * len(sets[pm.set]) for pm in d.masses)
+    total = float(m.mass.sum())
+    return (
+        f"masses    total {total:.6g}: structure {total - point:.6g}, point masses "
+        f"{point:.6g} ({_count(len(d.masses))})"
+    )
+
+
+def _count(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def reaction_totals(frame: Frame):
+    """(force, moment about the origin) (3,) each that the supports exert at a frame (its
+    nodes' reactions summed), or None where it has none."""
+    if frame.reaction_force is None or not np.any(frame.reaction_force):
+        return None
+    force = frame.reaction_force.sum(axis=0)
+    moment = (np.cross(frame.position, frame.reaction_force) + frame.reaction_moment).sum(axis=0)
+    return force, moment
+
+
+def vector_text(v) -> str:
+    """(x, y, z) to 6 digits; components below 1e-12 of the largest are round-off: 0."""
+    v = np.asarray(v, dtype=float)
+    v = np.where(np.abs(v) <= 1e-12 * np.abs(v).max(), 0.0, v) + 0.0  # + 0.0: no "-0"
+    return "(" + ", ".join(f"{x:.6g}" for x in v) + ")"
+
+
+def _combination(prep, k: int) -> str:
+    """A step's load-group factors, or what its loads are."""
+    if k and prep.case.settings.solver.analysis == "modal":
+        return "the loads acting at the end of the step before"
+    if prep.factors:
+        return "combination " + ", ".join(f"{g} {v:g}" for g, v in prep.factors.items())
+    return "the case's loads"
+
+
+def _solver_lines(prep, k: int) -> list[str]:
+    """The summary's solver, seed, damping and time or load stepping lines of one analysis
+    (step k of a case with steps, docs/steps.md)."""
+    d, p = prep.case.settings, prep.plan
+    s = d.solver
+    label = (
+        f"the {s.modal.modes} lowest modes" if k and s.eigen else solvers.SOLVERS[p.kind].label(s)
+    )
+    lines = [
+        f"solver    {s.analysis}, {label}, group {s.group}" + (", parallel" if p.parallel else "")
+    ]
+    if d.imperfection is not None:
+        imp = d.imperfection
+        lines.append(
+            f"seed      mode {imp.mode} of {imp.from_}, amplitude {imp.amplitude:g}, as "
+            + (
+                "a stress-free imperfect reference"
+                if imp.kind == "geometry"
+                else "an initial displacement"
+            )
+        )
+    beta, alpha = s.damping.coefficients
+    if beta or alpha:
+        fitted = ", ".join(f"{z:g} at {f:g}" for f, z in s.damping.ratios or ())
+        lines.append(
+            f"damping   strain_rate {beta:.6g}, mass {alpha:.6g}"
+            + (f" (fitted to the ratios {fitted})" if fitted else "")
+        )
+    if s.eigen is not None:
+        what = "modes" if p.kind == "modal" else "buckling factors"
+        about = f"the state step {k} left" if k else f"the {s.eigen.about}"
+        lines.append(f"{p.kind:<9} the {s.eigen.modes} lowest {what} about {about} (docs/modal.md)")
+    if k and s.eigen is not None:
+        lines.append("output    no frame, the modes")
+    elif s.load_steps:
+        eq = s.equilibrium
+        lines += [
+            f"load      {p.n_steps} load steps to multiplier 1, tolerance {eq.tol:.3g}, "
+            f"pseudo-time from h {p.dt:.3g} ({p.dt / p.stable_dt:.3g} x stable-step "
+            f"estimate {p.stable_dt:.6g}), at most {eq.max_steps} per load step",
+            f"output    {p.n_frames} frames, one per load step",
+        ]
+    elif s.eigen is not None:
+        what = "modes" if p.kind == "modal" else "buckling modes"
+        lines.append(f"output    1 frame (the reference), then the {what}")
+    else:
+        lines += [
+            f"time      t_end {s.t_end:.6g}, dt {p.dt:.6g} "
+            f"({p.dt / p.stable_dt:.3g} x stable-step estimate {p.stable_dt:.6g}), "
+            f"{p.n_steps} steps" + _split_note(prep),
+            f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
+        ]
+    return lines
