@@ -1,5 +1,10 @@
 """Shared model builders for the tests (the benchmark rods of docs/theory.md, "Benchmark data")."""
 
+import signal
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pytest
 
@@ -167,3 +172,25 @@ def frames_in(path) -> int:
             return frame_count(f)
     except (OSError, KeyError):
         return 0
+
+
+def interrupted(case, h5, after: int = 2, wait: float = 0.15, *args) -> None:
+    """Run case into h5 and SIGTERM it `wait` seconds after `after` frames are on disk (a
+    third of the way to the next frame: the stop then falls between two frames); args: more
+    options of `rodsim run`."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rodsim.cli", "run", str(case), "-o", str(h5), "-q", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while frames_in(h5) < after:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run did not get going"
+        time.sleep(0.01)
+    time.sleep(wait)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0, "the run ended before the signal: make it longer"
+    assert "SIGTERM" in err, err

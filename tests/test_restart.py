@@ -8,13 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
-from conftest import frames_in
+from conftest import interrupted
 
 from rodsim import api, restart
 from rodsim.errors import Interrupted
@@ -54,27 +53,6 @@ def rodsim(*args) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "rodsim.cli", *map(str, args)], capture_output=True, text=True
     )
-
-
-def interrupted(case: Path, h5: Path, after: int = 2, wait: float = 0.15) -> None:
-    """Run case into h5 and SIGTERM it `wait` seconds after `after` frames are on disk (a
-    third of the way to the next frame: the stop then falls between two frames)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rodsim.cli", "run", str(case), "-o", str(h5), "-q"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while frames_in(h5) < after:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the run did not get going"
-        time.sleep(0.01)
-    time.sleep(wait)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0, "the run ended before the signal: make it longer"
-    assert "SIGTERM" in err, err
 
 
 def digest(path: Path) -> str:

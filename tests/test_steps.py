@@ -3,15 +3,13 @@ the state the one before left, (step, time, load factor) per frame, per-step com
 loads carried into equilibrium steps, a modal step about the final state, and restart across
 steps."""
 
-import signal
 import subprocess
 import sys
-import time
 
 import h5py
 import numpy as np
 import pytest
-from conftest import frames_in
+from conftest import interrupted
 
 from rodsim import api
 from rodsim.errors import CaseError
@@ -181,21 +179,7 @@ def test_restart_in_a_later_step_is_bit_identical(tmp_path):
     case.write_text(BASE + tail)
     api.run_case(case, tmp_path / "full.h5", vtk=False)
     h5 = tmp_path / "r.h5"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rodsim.cli", "run", str(case), "-o", str(h5), "--no-vtk"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while frames_in(h5) < 5:  # 3 of the equilibrium step, 2 of the dynamic one
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=60)
-    assert proc.returncode != 0, "the run ended before the signal"
+    interrupted(case, h5, 5, 0.05, "--no-vtk")  # 3 frames of the equilibrium, 2 of the gust
     assert read_results(h5).step[-1] == 1
     again = subprocess.run(
         [sys.executable, "-m", "rodsim.cli", "run", str(case), "--restart", str(h5), "-q"],
