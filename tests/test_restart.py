@@ -8,12 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
-from conftest import interrupted
+from conftest import frames_in, interrupted
 
 from rodsim import api, restart
 from rodsim.errors import Interrupted
@@ -120,12 +121,14 @@ def _two_slots(h5: Path):
         return current, slots, frame_count(f)
 
 
-def test_the_two_slots_hold_the_last_twoframes_in(tmp_path):
+def test_the_slots_hold_the_last_frame_and_an_earlier_one(tmp_path):
+    """The state is saved with the first frame, then at most once a second, and at the end:
+    in a run shorter than a second, frame 0 and the last frame."""
     case = write_case(tmp_path, "{dt: auto, t_end: 2}", interval=0.5)
     api.run_case(case, tmp_path / "r.h5", vtk=False)
     current, slots, frames = _two_slots(tmp_path / "r.h5")
     last, before = slots[current], slots[1 - current]
-    assert (last["frame"], before["frame"]) == (frames - 1, frames - 2)
+    assert (last["frame"], before["frame"]) == (frames - 1, 0)
     results = read_results(tmp_path / "r.h5")
     # the raw arrays are the frame's own: positions and momenta bit for bit; the rotation
     # matrices are the integrator's, which the frame's quaternions (the nearest rotation)
@@ -133,7 +136,7 @@ def test_the_two_slots_hold_the_last_twoframes_in(tmp_path):
     # the reason the restart keeps the matrices, not the quaternions
     assert np.array_equal(last["x"], results.position[-1])
     assert np.array_equal(last["p"], results.linear_momentum[-1])
-    assert np.array_equal(before["x"], results.position[-2])
+    assert np.array_equal(before["x"], results.position[0])
     drift = np.abs(np.einsum("nji,njk->nik", last["rot"], last["rot"]) - np.eye(3)).max()
     assert np.abs(last["rot"] - results.directors(frames - 1)).max() <= 10 * max(drift, 1e-15)
     assert last["kind"] == "explicit" and last["count"] > before["count"]
@@ -273,3 +276,56 @@ def test_restart_errors_name_the_file_at_fault(tmp_path):
     assert out.returncode == 2
     assert f"error: {tmp_path / 'notes.h5'}: not a readable HDF5 file" in out.stderr
     assert "previous" not in out.stdout  # refused before the summary's file lines
+
+
+def test_the_continued_series_is_the_runs_own_not_an_older_ones(tmp_path):
+    """A complete run A, then run B on the same output stopped (A stays as r.prev.h5, the
+    complete results), then B continued: its series starts with B's own frames."""
+    import meshio
+
+    case = write_case(tmp_path, "{dt: 0.0004, t_end: 2}", interval=0.5)
+    h5 = tmp_path / "r.h5"
+    api.run_case(case, h5)  # A
+    b = ("loads[0].force=[0, 0.5, 2]",)
+
+    def progress(t, i, n):
+        if t > 0.75:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    with pytest.raises(Interrupted):
+        api.run_case(case, h5, overrides=b, progress=progress)
+    api.run_case(case, overrides=b, restart=h5)
+    resumed = read_results(h5)
+    assert resumed.status.state == "complete"
+    entries = read_pvd(tmp_path / "r.pvd")
+    assert [t for t, _ in entries] == list(resumed.total_time)
+    for k in (1, len(entries) - 1):
+        shown = meshio.read(entries[k][1]).point_data["displacement"]
+        assert np.allclose(shown, resumed.position[k] - resumed.mesh.points, rtol=0, atol=1e-15)
+
+
+def test_restart_after_sigkill_recomputes_the_frames_after_the_state(explicit_runs, tmp_path):
+    """SIGKILL leaves no last word: the saved state is up to a second older than the last
+    frame. The restart drops the frames after it and computes them again: the uninterrupted
+    run's frames, bit for bit."""
+    full, _, _ = explicit_runs
+    case = write_case(tmp_path, interval=50)  # the fixture's case
+    h5 = tmp_path / "r.h5"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rodsim.cli", "run", str(case), "-o", str(h5), "-q", "--no-vtk"]
+    )
+    deadline = time.monotonic() + 120
+    while frames_in(h5) < 5:  # a frame every ~0.45 s: past the first saved states
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.kill()
+    proc.wait()
+    with h5py.File(h5, "r") as f:
+        saved = int(f["restart"][restart.SLOTS[int(f["restart"].attrs["current"])]].attrs["frame"])
+        assert saved < frame_count(f)
+    again = rodsim("run", case, "--restart", h5, "--no-vtk")
+    assert again.returncode == 0, again.stderr
+    assert f"from frame {saved} " in again.stdout
+    resumed = read_results(h5)
+    for name in STATE:
+        assert np.array_equal(getattr(resumed, name), getattr(full, name)), name

@@ -186,14 +186,18 @@ class SeriesWriter:
     def _start(self) -> None:
         """At the first frame: the earlier series aside, the folder, the index's reserve."""
         try:
+            staged = self._stage_kept() if self.keep else []
             if self.discard_existing:
                 self.pvd.unlink(missing_ok=True)
                 if self.folder.is_dir():
                     shutil.rmtree(self.folder)
             _keep_previous(self.pvd, self.folder)
             self.folder.mkdir(parents=True)
-            if self.keep:
-                self._carry()
+            for t, path in staged:
+                os.replace(path, self.folder / path.name)
+                self.entries.append((t, path.name))
+            if staged:
+                staged[0][1].parent.rmdir()
             _reserve_file(self.reserve, 65536 + INDEX_BYTES_PER_FRAME * self.expected_frames)
         except OSError as exc:
             raise ResourceError(
@@ -201,31 +205,39 @@ class SeriesWriter:
             ) from None
         self.started = True
 
-    def _carry(self) -> None:
-        """The first `keep` frames of the series moved aside (a run continued from a restart
-        state, docs/restart.md), linked (else copied) into the new folder."""
-        prev_pvd, _ = previous_series(self.pvd)
+    def _stage_kept(self) -> list:
+        """The first `keep` frames of the existing series (a run continued from a restart
+        state, docs/restart.md) linked (else copied) aside before that series is moved or
+        deleted: [(time, staged path)]."""
         try:
-            entries = read_pvd(prev_pvd)[: self.keep]
+            entries = read_pvd(self.pvd)[: self.keep]
         except Exception as exc:  # noqa: BLE001 - no index rodsim can read: none to carry
             entries = []
             log.debug("no earlier series to carry on (%s)", exc)
+        stage = self.folder.with_name(f".{self.folder.name}.restart")
+        if stage.exists():
+            shutil.rmtree(stage)
+        stage.mkdir()
+        staged = []
         for t, path in entries:
             if not path.is_file():
                 break
-            target = self.folder / path.name
+            target = stage / path.name
             try:
                 os.link(path, target)
             except OSError:
                 shutil.copyfile(path, target)
-            self.entries.append((t, path.name))
-        if len(self.entries) < self.keep:
+            staged.append((t, target))
+        if len(staged) < self.keep:
             log.warning(
                 "the earlier ParaView series held %d of the %d frames kept; the series goes on "
                 "from there (the results file holds them all)",
-                len(self.entries),
+                len(staged),
                 self.keep,
             )
+        if not staged:
+            stage.rmdir()
+        return staged
 
     def _fail(self, what: Path, exc: OSError):
         n = len(self.entries)
