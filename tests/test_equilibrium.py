@@ -21,7 +21,8 @@ from rodsim.model.loads import NodalLoad
 from rodsim.model.prescribed import Prescribed
 from rodsim.model.sections import section_from_resultants
 
-INPUTS = Path(__file__).resolve().parents[1] / "inputs"
+ROOT = Path(__file__).resolve().parents[1]
+INPUTS = ROOT / "inputs"
 
 # Kynema (kynema/kynema docs/sphinx/testing/curved.rst), converged LSFE, P = 600, in the frame
 # of inputs/bend45 (tangent at the root along +x, arc curving towards -y, load along +z)
@@ -222,26 +223,52 @@ def test_continuation_takes_over_where_newton_fails(group):
     assert np.linalg.norm(eq.x[-1]) < 1e-6 * length
 
 
-def test_no_equilibrium_is_exit_3(tmp_path):
-    """A free rod under a dead force has no equilibrium: exit 3 with a message that names the
-    load multiplier and what to change, and the frames so far (the reference) kept."""
-    case = tmp_path / "free.yaml"
+def test_no_equilibrium_reached_is_exit_3(tmp_path):
+    """A cantilever bent far by a following tip force in one load step, with 3 pseudo-time
+    steps of 3 Newton iterations allowed, does not get there: exit 3 with a message that names
+    the load multiplier and what to change, and the frames so far (the reference) kept. (A
+    free rod under a dead force, which has no equilibrium at all, is refused before:
+    tests/test_mechanisms.py.)"""
+    case = tmp_path / "short.yaml"
     case.write_text("""
 rodsim: 1
 mesh:
   - rod: {name: r, from: [0, 0, 0], to: [1, 0, 0], elements: 4, section: s}
 sections:
   s: {type: rod, EA: 100, GA: [100, 100], GJ: 1, EI: [1, 1], rhoA: 1, rhoI: [0.01, 0.01]}
+boundary:
+  - {set: r.start, fix: all}
 loads:
-  - {set: r.end, force: [0, 1, 0]}
-solver: {analysis: equilibrium, scheme: implicit, equilibrium: {max_steps: 30}}
+  - {set: r.end, force: [0, 30, 0], follower: true}
+solver: {analysis: equilibrium, scheme: implicit, equilibrium: {max_steps: 3},
+         newton: {max_iter: 3}}
 """)
     res, out = _run(case, tmp_path)
     assert res.exit_code == 3, res.output
     assert "load multiplier 1" in res.output
     assert "load_steps" in res.output
+    # a stiffening path: the tangent at the start of the step is the reference's
+    assert "likely cause: the load step from 0 to 1 is too large" in res.output
     with h5py.File(out) as f:
         assert f["time"][:].tolist() == [0.0]
+
+
+def test_a_step_past_a_limit_point_names_it_as_the_likely_cause(tmp_path):
+    """Lee's frame under a dead force of 20000 (its limit load is 18761, the digitised curve
+    in validation/lee_frame) in 10 load steps: the last step starts at 0.9 (18000, 0.96 of
+    the limit), where the tangent's lowest eigenvalue has fallen to 0.11 of the
+    reference's, and cannot reach 20000 near by: the message says limit point."""
+    text = (ROOT / "validation/lee_frame/case.yaml").read_text()
+    text = text.replace(
+        "  - {set: load_point, prescribe: {displacement: [null, -60, null]}}   # scaled by lambda",
+        "",
+    ).replace("equilibrium: {load_steps: 120}", "equilibrium: {load_steps: 10, max_steps: 30}")
+    case = tmp_path / "lee.yaml"
+    case.write_text(text + "loads:\n  - {set: load_point, force: [0, -20000, 0]}\n")
+    res, out = _run(case, tmp_path)
+    assert res.exit_code == 3, res.output
+    assert "likely cause: a limit or bifurcation point near load 0.9" in res.output
+    assert "controlling a displacement" in res.output
 
 
 def test_equilibrium_needs_no_t_end_but_dynamics_does(tmp_path):

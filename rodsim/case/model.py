@@ -28,7 +28,7 @@ from rodsim.case.settings import (
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh, build_mesh
 from rodsim.mesh.plate_geometry import plate_node_frames
-from rodsim.model import timefunc
+from rodsim.model import mechanism, timefunc
 from rodsim.model.assembly import Model, PointMass, build_model
 from rodsim.model.plate import make_plates
 from rodsim.model.prescribed import Prescribed
@@ -278,6 +278,13 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         plate_allowable=plate_stress["allowable"],
         stress_points=data.output.stresses == "points",
     )
+    notes = ()
+    if data.solver.static:  # an equilibrium: free rigid motions refused, held or solved
+        held = mechanism.settle(model, data.solver.group, 1.0)
+        if held.refusal is not None:
+            raise CaseError(held.refusal, key="boundary")
+        model = dataclasses.replace(model, fixed=held.fixed)
+        notes = tuple(held.notes)
     # the mesh as the model sees it (HDF5 mesh/frames, ParaView directors): plate nodes carry
     # the plates' frames
     points = stress_points(mesh.section_names, rod_sections, model.stress.n_points)
@@ -288,6 +295,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
             frames=frames,
             stress_points=points,
             point_stresses=data.output.stresses == "points",
+            notes=mesh.notes + notes,
         ),
         model,
         rod_sections,

@@ -283,18 +283,63 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
             factor = max(factor, 2.0)
         h = min(h * min(max(factor, GROWTH[0]), GROWTH[1]), h_cap)
         prev = rel
-    raise NumericalError(
+    raise NotReached(
         f"equilibrium at load multiplier {load:.6g} not reached in "
         f"{eq.max_steps} pseudo-time steps (relative residual {prev:.3g}, "
-        f"target {eq.tol:.3g}); raise solver.equilibrium.max_steps or use "
-        "more load_steps",
+        f"target {eq.tol:.3g})",
         time=load,
         step=eq.max_steps,
     )
 
 
+class NotReached(NumericalError):
+    """The pseudo-time steps ran out before equilibrium (solve_load_step adds the likely
+    cause)."""
+
+
+# the tangent's lowest eigenvalue at the last equilibrium below this part of the reference's:
+# a critical point (limit or bifurcation) is close (near a limit point it falls as the square
+# root of the load left: Lee's frame at 0.96 of its limit load is at 0.11)
+NEAR_CRITICAL = 0.25
+
+
+def likely_cause(eq: Equilibrium, before, load: float) -> str:
+    """Why a load step from the equilibrium `before` (x, rot, quat, load) to `load` did not
+    converge: a critical point near, by the tangent's lowest eigenvalue there against the
+    reference's (rodsim.integrators.modal.lowest_eigenvalue), else the load step's size."""
+    from rodsim.integrators import modal
+
+    x, rot, quat, prev = before
+    m, group = eq.model, "SE3" if eq.solver.se3 else "SO3xR3"
+    advice = "raise solver.equilibrium.max_steps or use more load_steps"
+    try:
+        q0 = np.empty((m.n_nodes, 4))
+        implicit.quaternions(m.rot0, q0)
+        start = modal.lowest_eigenvalue(m, group, m.x0, m.rot0, q0, 0.0, eq.solver)
+        now = modal.lowest_eigenvalue(m, group, x, rot, quat, prev, eq.solver)
+    except NumericalError:
+        return f"; {advice}"
+    if not (math.isfinite(start) and math.isfinite(now)) or start <= 0.0:
+        return f"; {advice}"
+    if now < NEAR_CRITICAL * start:
+        return (
+            f"; likely cause: a limit or bifurcation point near load {prev:.6g}, where the "
+            f"tangent's lowest eigenvalue fell to {now / start:.3g} of its value at the "
+            "reference (solver.equilibrium.eigenvalue tracks it); past a limit point the "
+            "equilibrium nearby is gone and the structure snaps: follow the path by "
+            "controlling a displacement (prescribe the loaded point's), run the snap in "
+            "dynamics, or, at a bifurcation, seed an imperfection (docs/modal.md)"
+        )
+    return (
+        f"; likely cause: the load step from {prev:.6g} to {load:.6g} is too large for the "
+        f"path's nonlinearity (the tangent is still stiff: {now / start:.3g} of its lowest "
+        f"eigenvalue at the reference); {advice}"
+    )
+
+
 def solve_load_step(eq: Equilibrium, load: float) -> LoadStep:
     """Reach equilibrium at `load` from the current state."""
+    before = (eq.x.copy(), eq.rot.copy(), eq.quat.copy(), eq.load)
     first = newton(eq, load, eq.max_iter)
     if first.converged:
         eq.load = load
@@ -307,6 +352,10 @@ def solve_load_step(eq: Equilibrium, load: float) -> LoadStep:
         eq.h0,
     )
     rel = static_residual(eq, load)[0]
-    more, steps, h, hist = continuation(eq, load, rel)
+    try:
+        more, steps, h, hist = continuation(eq, load, rel)
+    except NotReached as exc:
+        cause = likely_cause(eq, before, load)
+        raise NumericalError(f"{exc}{cause}", time=exc.time, step=exc.step) from None
     eq.load = load
     return LoadStep(load, first.iterations + more, steps, hist[-1], h, first.history + hist)

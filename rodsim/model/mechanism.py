@@ -1,0 +1,233 @@
+"""Free rigid motions of a model, and what its loads do along them (docs/mechanisms.md).
+
+A rigid motion of a connected part of the structure (its rods and plates joined through
+shared nodes) is u_a = t + omega x (x_a - c), theta_a = omega at its nodes a, with c the part's
+centroid: six of them, translations t along e1, e2, e3 and rotations omega about them. It is
+free when no support restrains it: every fixed or prescribed component of it is zero, and the
+elastic supports do no work along it (r^T K r = 0 with K the tangent stiffness at the
+reference, which holds the springs and foundations; the elements give 0 to round-off).
+
+An equilibrium needs the loads balanced along every free motion. Along a free translation
+a net dead force has no balance at all (the potential -F.t falls without bound); along a
+free rotation a net moment can be balanced where forces turn with the structure (a pendulum
+swings down to hang), but not by moments alone (a dead couple stays). Where the loads do no
+work along the free motions (self-equilibrated loads), the equilibrium is there but not
+unique: holding m components at one node, chosen to fix exactly the m free motions, picks
+one solution and carries no load.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from rodsim.integrators import implicit, modal
+from rodsim.model import forces
+
+DOFS = ("ux", "uy", "uz", "rx", "ry", "rz")
+# a rigid motion is free when its constraints vanish to this (relative to the motion's size)
+# and the springs' work along it is below RESTRAINT of the stiffest element's diagonal
+FREE_TOL = 1e-8
+RESTRAINT = 1e-9
+# the loads drive a free motion when their work along it exceeds this part of their size
+DRIVEN = 1e-9
+
+
+class FreeMotions(NamedTuple):
+    """The free rigid motions of one connected part: nodes (K,) its nodes, center (3,) its
+    centroid, size its extent, basis (6, m) coefficients (t, omega / size) of m orthonormal
+    free motions, generalized (m,) the loads' work along each (force, moment / size), scale
+    the loads' size (the largest nodal force, or moment / size)."""
+
+    nodes: np.ndarray
+    center: np.ndarray
+    size: float
+    basis: np.ndarray
+    generalized: np.ndarray
+    scale: float
+    force: np.ndarray  # (3,) the loads' net force on the part
+    forces: bool  # the part carries forces (not only moments)
+
+
+def parts(model) -> np.ndarray:
+    """(N,) the connected part of each node: nodes joined by rod or plate elements."""
+    n = model.n_nodes
+    conn = model.rods.conn.reshape(-1, 2)
+    plates = model.plates.conn.reshape(-1, 4)
+    edges = [conn] + [plates[:, [i, (i + 1) % 4]] for i in range(4)]
+    pairs = np.concatenate(edges) if edges else np.zeros((0, 2), dtype=np.int64)
+    graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    return connected_components(graph, directed=False)[1]
+
+
+def rigid_basis(x: np.ndarray, center: np.ndarray, size: float) -> np.ndarray:
+    """(K, 6, 6) the six unit rigid motions at nodes x (K,3) about center: translations, then
+    rotations scaled by 1/size (so that every column is of order 1)."""
+    k = len(x)
+    r = np.zeros((k, 6, 6))
+    for i in range(3):
+        e = np.eye(3)[i]
+        r[:, i, i] = 1.0
+        r[:, :3, 3 + i] = np.cross(e, x - center) / size
+        r[:, 3 + i, 3 + i] = 1.0 / size
+    return r
+
+
+def free_motions(model, group: str, t: float) -> list[FreeMotions]:
+    """The free rigid motions of each connected part of model with any (parts held
+    completely are left out), and the applied loads' work along them at time t."""
+    n = model.n_nodes
+    labels = parts(model)
+    loose = []  # parts that the fixed and prescribed components leave some rigid motion
+    for label in np.unique(labels):
+        nodes = np.flatnonzero(labels == label)
+        x = model.x0[nodes]
+        center = x.mean(axis=0)
+        size = float(np.linalg.norm(np.ptp(x, axis=0))) or 1.0
+        r = rigid_basis(x, center, size)
+        basis = _null(r[model.fixed[nodes]], FREE_TOL)
+        if basis.shape[1]:
+            loose.append((nodes, center, size, r, basis))
+    if not loose:  # the common case: no stiffness matrix needed
+        return []
+    quat = np.empty((n, 4))
+    implicit.quaternions(model.rot0, quat)
+    k, _ = modal.matrices(model, group, model.x0, model.rot0, quat, 0.0)
+    k = k.tocsr()
+    stiff = float(np.abs(k.diagonal()).max()) or 1.0
+    f, tau = forces.applied_loads(model.terms, model.x0, model.rot0, t)
+    out = []
+    for nodes, center, size, r, basis in loose:
+        full = np.zeros((6 * n, 6))
+        full.reshape(n, 6, 6)[nodes] = r
+        springs = full.T @ (k @ full)
+        s = basis.T @ springs @ basis
+        w, v = np.linalg.eigh(0.5 * (s + s.T))
+        basis = basis @ v[:, np.abs(w) <= RESTRAINT * stiff * len(nodes)]
+        if basis.shape[1] == 0:
+            continue
+        p = np.concatenate([f[nodes], tau[nodes]], axis=1)  # (K, 6)
+        generalized = np.einsum("kij,ki->j", r, p) @ basis
+        big = max(np.abs(f[nodes]).max(), np.abs(tau[nodes]).max() / size, 1e-300)
+        scale = big * len(nodes)
+        pushed = bool(np.abs(f[nodes]).max() > DRIVEN * big)
+        net = f[nodes].sum(axis=0)
+        out.append(FreeMotions(nodes, center, size, basis, generalized, scale, net, pushed))
+    return out
+
+
+class Holds(NamedTuple):
+    """What an equilibrium of a model needs of its free motions: fixed (N,6) bool, the
+    model's fixed components with the holds added; notes, one line per part for the
+    summary; refusal, the reason no equilibrium exists (None: there may be one)."""
+
+    fixed: np.ndarray
+    notes: list
+    refusal: str | None
+
+
+def settle(model, group: str, t: float) -> Holds:
+    """The free motions of model under its loads at time t (an equilibrium's load
+    multiplier), and what to do about them (the module docstring): refuse, hold the free
+    motions that the loads leave alone at one node, or solve on (loads that turn with the
+    structure restrain it)."""
+    fixed = model.fixed.copy()
+    notes = []
+    for fm in free_motions(model, group, t):
+        what = phrase(fm.basis)
+        driven = np.abs(fm.generalized) > DRIVEN * fm.scale
+        if not driven.any():
+            node, dofs = _holds(model, fm)
+            fixed[node, dofs] = True
+            notes.append(
+                f"rigid motions held: the part with node {fm.nodes[0]} is free ({what}), "
+                f"held at node {node} "
+                f"({', '.join(DOFS[d] for d in dofs)}): the loads do no work along them, so "
+                "these holds carry no load"
+            )
+            continue
+        pure = fm.basis[:3] @ _null(fm.basis[3:], FREE_TOL)  # free translations
+        along = pure.T @ fm.force
+        if pure.shape[1] and np.abs(along).max() > DRIVEN * fm.scale:
+            return Holds(
+                fixed,
+                notes,
+                f"no equilibrium: the part with node {fm.nodes[0]} is free ({what}: no "
+                "support holds it), and its loads have a net force "
+                f"({', '.join(f'{c:.6g}' for c in pure @ along + 0.0)}) along a free "
+                "translation; hold it (boundary fix entries, supports) or balance the loads",
+            )
+        if not fm.forces:
+            return Holds(
+                fixed,
+                notes,
+                f"no equilibrium: the part with node {fm.nodes[0]} is free ({what}: no "
+                "support holds it), and its loads are moments with a net moment along a "
+                "free rotation, which no force balances; hold it (boundary fix entries, "
+                "supports) or balance the moments",
+            )
+        notes.append(
+            f"mechanism: the part with node {fm.nodes[0]} is free ({what}); its forces "
+            "turn with it and may balance, as a pendulum's do: solved as it is"
+        )
+    return Holds(fixed, notes, None)
+
+
+def _holds(model, fm: FreeMotions) -> tuple[int, list[int]]:
+    """(node, dofs): m components at the node nearest the part's centroid that fix exactly
+    its m free motions (the best conditioned choice, by QR with column pivoting)."""
+    from scipy.linalg import qr
+
+    x = model.x0[fm.nodes]
+    node = int(fm.nodes[np.argmin(np.linalg.norm(x - fm.center, axis=1))])
+    rows = rigid_basis(model.x0[[node]], fm.center, fm.size)[0] @ fm.basis  # (6, m)
+    m = fm.basis.shape[1]
+    _, _, order = qr(rows.T, pivoting=True)
+    dofs = sorted(int(d) for d in order[:m])
+    return node, dofs
+
+
+def _null(a: np.ndarray, tol: float) -> np.ndarray:
+    """(c, m) an orthonormal basis of the null space of a (rows, c)."""
+    if a.shape[0] == 0:
+        return np.eye(a.shape[1])
+    _, s, vt = np.linalg.svd(a)
+    rank = int(np.sum(s > tol * max(s.max(), 1.0)))
+    return vt[rank:].T
+
+
+def names(basis: np.ndarray) -> list[str]:
+    """The free motions of basis (6, m) in words: its pure translations ('translation along
+    e1') and the axes of its rotations ('rotation about e3'), as axes where the space holds
+    them, else as directions ('translation along (0.71, 0.71, 0)')."""
+    if basis.shape[1] == 0:
+        return []
+    pure = basis[:3] @ _null(basis[3:], FREE_TOL)  # motions without rotation
+    u, s, _ = np.linalg.svd(basis[3:])
+    turns = u[:, : int(np.sum(s > FREE_TOL))]
+    return [f"translation along {d}" for d in _directions(pure)] + [
+        f"rotation about {d}" for d in _directions(turns)
+    ]
+
+
+def phrase(basis: np.ndarray) -> str:
+    """names() in one phrase: 'translation along e1, e2 and rotation about e3'."""
+    groups = {}
+    for name in names(basis):
+        what, _, direction = name.rpartition(" ")
+        groups.setdefault(what, []).append(direction)
+    return " and ".join(f"{what} {', '.join(d)}" for what, d in groups.items())
+
+
+def _directions(vectors: np.ndarray) -> list[str]:
+    """Unit directions spanning the columns of vectors (3, m): axes where the span holds
+    them, else the vectors themselves."""
+    m = vectors.shape[1]
+    if m == 0:
+        return []
+    q, _ = np.linalg.qr(vectors)
+    axes = [i for i in range(3) if np.linalg.norm(q.T @ np.eye(3)[i]) > 1 - 1e-9]
+    if len(axes) == m:
+        return [f"e{i + 1}" for i in axes]
+    return ["(" + ", ".join(f"{c:.2g}" for c in q[:, j] + 0.0) + ")" for j in range(m)]
