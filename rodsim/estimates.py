@@ -2,7 +2,7 @@
 size of its results file and its wall time.
 
 Results file: exact arithmetic where it can be (the data, the chunks the writer allocates
-for the planned frames: rodsim.results_writer.chunk_frames) plus the HDF5 bookkeeping (object
+for the planned frames: rodsim.results_storage.chunk_frames) plus the HDF5 bookkeeping (object
 headers, chunk indexes, groups), two constants fitted on 144 files of 7 to 600 nodes, 1 to
 1000 frames and 1 to 30 node sets (``python benchmarks/estimates_calibrate.py --fit-size``),
 whose residuals were -3.2 to +2.9 kB. With compression the frames take what their data
@@ -22,7 +22,7 @@ import numpy as np
 from rodsim.mesh.assemble import Mesh
 from rodsim.resources import format_size
 from rodsim.results_format import MESH_DATASETS, is_present
-from rodsim.results_writer import ISTORE_K, chunk_frames, frame_layout, is_compressed
+from rodsim.results_storage import ISTORE_K, chunk_frames, frame_layout, is_compressed
 
 # HDF5 bookkeeping (fitted, see the docstring): each per-frame dataset (object header,
 # description attribute, the first node of its chunk index; and a share of the file's own:

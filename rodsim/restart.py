@@ -31,7 +31,6 @@ from rodsim.errors import CaseError
 
 GROUP = "restart"
 SLOTS = ("slot0", "slot1")
-KINDS = ("explicit", "implicit", "equilibrium")
 ARRAYS = {
     "explicit": ("x", "rot", "p", "pi"),
     "implicit": ("x", "rot", "p", "pi", "quat", "xi"),

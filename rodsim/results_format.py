@@ -9,7 +9,7 @@ in ADAPTERS, and the adapters of older layouts stay, so that every file rodsim w
 reading.
 
 Reading (layout adapters, run status): rodsim.results_reader; writing (crash safety, disk
-space, run status): rodsim.results_writer.
+space, run status): rodsim.results_writer and rodsim.results_storage.
 """
 
 import sys

@@ -13,9 +13,10 @@ import pytest
 from click.testing import CliRunner
 from test_results_format import random_frame, random_mesh
 
-from rodsim import estimates, results_writer, run
+from rodsim import estimates, results_storage, run
 from rodsim.cli import main
-from rodsim.results_writer import CHUNK_BYTES, CHUNKS_PER_RUN, ResultsWriter, chunk_frames
+from rodsim.results_storage import CHUNK_BYTES, CHUNKS_PER_RUN, chunk_frames
+from rodsim.results_writer import ResultsWriter
 
 INPUTS = Path(__file__).resolve().parents[1] / "inputs"
 
@@ -120,7 +121,7 @@ def test_chunks_grow_with_the_run_and_waste_at_most_a_sixteenth():
 
 def test_the_chunk_index_nodes_are_small():
     """H5Pset_istore_k is found (through ctypes): without it every file is ~40 kB larger."""
-    assert results_writer._istore_k_setter() is not None
+    assert results_storage._istore_k_setter() is not None
 
 
 def test_check_prints_the_estimates():

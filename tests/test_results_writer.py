@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from test_results_format import random_frame, random_mesh
 
-from rodsim import results_writer, run, solvers
+from rodsim import results_storage, run, solvers
 from rodsim.errors import ResourceError
 from rodsim.results_reader import frame_count, open_results, read_frame, run_status
 from rodsim.results_writer import COMPLETE, FAILED, ResultsWriter, previous_path
@@ -38,7 +38,7 @@ def refuse_after(monkeypatch, calls: int, err=errno.ENOSPC):
             raise OSError(err, os.strerror(err))
         real(fd, offset, length)
 
-    monkeypatch.setattr(results_writer.os, "posix_fallocate", fallocate)
+    monkeypatch.setattr(results_storage.os, "posix_fallocate", fallocate)
 
 
 def test_a_refused_reservation_keeps_every_earlier_frame(tmp_path, monkeypatch):
@@ -70,7 +70,7 @@ def test_without_fallocate_the_free_space_is_checked(tmp_path, monkeypatch):
         def __init__(self, st):
             self.f_frsize, self.f_bavail = st.f_frsize, free[0] // st.f_frsize
 
-    monkeypatch.setattr(results_writer.os, "fstatvfs", lambda fd: Full(real(fd)))
+    monkeypatch.setattr(results_storage.os, "fstatvfs", lambda fd: Full(real(fd)))
     w = ResultsWriter(tmp_path / "r.h5", mesh, "case")
     w.write(written[0])
     free[0] = 1000  # less than a frame's reservation
@@ -90,7 +90,7 @@ def test_the_reservation_is_there_while_writing_and_cut_off_at_the_end(tmp_path)
         allocated = w.file.id.get_filesize()  # HDF5's end of allocation while open
         # the next frame's room: at least the metadata margin beyond it
         reserved = path.stat().st_size
-        assert reserved >= allocated + results_writer.METADATA_MARGIN
+        assert reserved >= allocated + results_storage.METADATA_MARGIN
     # the close writes the status in place: the file ends near the data, not the reservation
     assert path.stat().st_size < allocated + 65536 < reserved
     with open_results(path) as f:
@@ -318,19 +318,19 @@ def test_the_reservation_bounds_what_every_frame_allocates(tmp_path, monkeypatch
     mesh = _big_mesh(rng, nodes=30)
     written = [random_frame(rng, mesh) for _ in range(3)]
     reserved = []
-    real = results_writer._reserve
+    real = results_storage.reserve
 
     def reserve(f, nbytes):
         reserved.append((f.id.get_filesize(), _frame_storage(f), nbytes))
         real(f, nbytes)
 
-    monkeypatch.setattr(results_writer, "_reserve", reserve)
+    monkeypatch.setattr(results_storage, "reserve", reserve)
     path = tmp_path / "r.h5"
     with ResultsWriter(path, mesh, "", expected_frames=20, compression=compression) as w:
         for k in range(45):
             w.write(written[k % 3])
             end, stored, nbytes = reserved[-1]
-            chunks = nbytes - results_writer.METADATA_MARGIN
+            chunks = nbytes - results_storage.METADATA_MARGIN
             grown = _frame_storage(w.file) - stored
             assert grown <= chunks, (k, grown, chunks)
             assert w.file.id.get_filesize() - end <= nbytes

@@ -299,7 +299,7 @@ SOLVER = Record(
 
 @dataclass(frozen=True)
 class Compression:
-    """output.compression: none, gzip, gzip:LEVEL or lzf (rodsim.results_writer)."""
+    """output.compression: none, gzip, gzip:LEVEL or lzf (rodsim.results_storage)."""
 
     def expected(self) -> str:
         return "one of none, gzip, gzip:1 to gzip:9 (the level; gzip is gzip:4), lzf"
