@@ -150,7 +150,8 @@ def modes(case, overrides=(), *, count: int = 10, about: str | None = None, max_
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise CaseError(f"expected a positive integer, got {count!r}", key="count")
     x, rot, quat, load = solvers.modal_state(prep, about)
-    return modal.modes(prep.setup.model, s.group, x, rot, quat, count, load)
+    free = prep.setup.unheld or prep.setup.model  # the free structure's, rigid modes too
+    return modal.modes(free, s.group, x, rot, quat, count, load)
 
 
 def buckling(case, overrides=(), *, count: int = 5, about: str = "reference", max_memory=None):
@@ -171,5 +172,13 @@ def buckling(case, overrides=(), *, count: int = 5, about: str = "reference", ma
         raise CaseError(f"expected reference or equilibrium, got {about!r}", key="about")
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise CaseError(f"expected a positive integer, got {count!r}", key="count")
+    if prep.setup.unheld is not None:  # as `analysis: buckling` refuses it
+        raise CaseError(
+            "linear buckling needs the structure held: the automatic holds of its free rigid "
+            "motions would change its stability (docs/mechanisms.md); hold it with boundary "
+            "fix entries or supports",
+            file=prep.case.label,
+            key="boundary",
+        )
     eq = solvers.preloaded(prep) if about == "equilibrium" else None
     return solvers.linear_buckling(prep, count, eq)

@@ -287,6 +287,8 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch, resume) 
         raise
     if status == COMPLETE and stopped:
         status, detail = INTERRUPTED, watch.name
+    if not prep.steps and sequence.following(prep):  # a path ends where it reaches its end
+        n_steps = writer.frames - (keep or 1)
     with watch.deferred():
         series_error = _close(writer, series, status, detail)
     if series_error is not None and status == INTERRUPTED:  # the signal is the news

@@ -64,11 +64,17 @@ def end_time(prep) -> float:
     return sum(duration(sp) for k, (_, sp) in enumerate(prep.steps) if frames_of(sp, k))
 
 
+def following(prep) -> bool:
+    """Whether the analysis follows an equilibrium path (docs/path_following.md)."""
+    return prep.case.settings.solver.equilibrium.path is not None
+
+
 def duration(prep) -> float:
     """What a step adds to the total time: its end time, 1 for equilibrium (the load
-    multiplier), 0 for a modal or buckling analysis about the reference."""
+    multiplier), 0 for a modal or buckling analysis about the reference, NaN for a path
+    (its arc length is known at its end)."""
     p = prep.plan
-    if p.kind in ("explicit", "implicit"):
+    if p.kind in ("explicit", "implicit") or following(prep):
         return p.t_end
     return 1.0 if prep.case.settings.solver.load_steps else 0.0
 
@@ -102,7 +108,9 @@ def frames(prep, progress=None, stop=lambda: False, resume=None):
             return
         if last is not None and last.restart is not None:
             handed = last.restart
-        if not (k > 0 and sp.plan.kind == "modal"):
+        if following(sp):  # the arc length travelled
+            total += last.time if last is not None else handed.t0 if handed else 0.0
+        elif not (k > 0 and sp.plan.kind == "modal"):
             total += duration(sp)
 
 
@@ -167,7 +175,11 @@ def resume_state(prep, path):
             "same or a later end time",
             key="solver.t_end",
         )
-    if kind == "equilibrium" and abs(state.load * sp.plan.n_steps - state.count) > 1e-9:
+    if (
+        kind == "equilibrium"
+        and not following(sp)
+        and abs(state.load * sp.plan.n_steps - state.count) > 1e-9
+    ):
         raise CaseError(
             f"the run reached load {state.load:.6g} after {state.count} load steps; this case "
             f"has {sp.plan.n_steps}: continue it with the same load_steps",

@@ -15,9 +15,10 @@ import numpy as np
 
 from rodsim import restart
 from rodsim.case.imperfection import displaced
-from rodsim.integrators import dynamics, equilibrium, implicit, modal
+from rodsim.integrators import dynamics, equilibrium, implicit, modal, path
 from rodsim.interrupts import StopRequested
 from rodsim.model import forces
+from rodsim.model.prescribed import impose
 from rodsim.output import dynamic_frame, static_frame
 from rodsim.registry import Registry
 
@@ -37,7 +38,7 @@ def next_chunk(done: int, seconds: float) -> int:
 def _start_equilibrium(prep):
     """An equilibrium.Equilibrium at load 0."""
     s = prep.case.settings.solver
-    return equilibrium.start(
+    eq = equilibrium.start(
         prep.setup.model,
         s.group,
         tol=s.equilibrium.tol,
@@ -45,6 +46,9 @@ def _start_equilibrium(prep):
         max_iter=s.newton.max_iter,
         h0=prep.plan.dt,
     )
+    notes = [n for n in prep.setup.mesh.notes if n.startswith("mechanism: ")]
+    eq.mechanism = "; ".join(n.removeprefix("mechanism: ").split(";")[0] for n in notes)
+    return eq
 
 
 def _initial_state(prep):
@@ -168,16 +172,15 @@ def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None)
     a stop request, the current (unconverged) iterate as a last, off-schedule frame at the
     load multiplier it was heading for, with its residual. begin, resume: see
     _dynamic_frames (begin's load steps are this analysis' when resumed)."""
+    if prep.case.settings.solver.equilibrium.path is not None:
+        yield from _path_frames(prep, progress, stop, begin, resume)
+        return
     p = prep.plan
     eq = _start_equilibrium(prep) if eq is None else eq
     eq.stop = stop
     first = 1
     if begin is not None:
-        eq.x[:], eq.rot[:] = begin.arrays["x"], begin.arrays["rot"]
-        if "quat" in begin.arrays:
-            eq.quat[:] = begin.arrays["quat"]
-        else:
-            implicit.quaternions(eq.rot, eq.quat)
+        _place(eq, begin)
     if resume:
         eq.load = begin.load
         first = begin.count + 1
@@ -213,10 +216,90 @@ def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None)
         yield _static_record(eq, i, step, lowest)
 
 
+def _place(eq, begin) -> None:
+    """Put eq at a restart state's configuration (its own quaternions where it has them)."""
+    eq.x[:], eq.rot[:] = begin.arrays["x"], begin.arrays["rot"]
+    if "quat" in begin.arrays:
+        eq.quat[:] = begin.arrays["quat"]
+    else:
+        implicit.quaternions(eq.rot, eq.quat)
+
+
 def _static_record(eq, count: int, step=None, lowest: float = math.nan):
     """The frame of an equilibrium after count load steps, with its restart state."""
     frame = static_frame(eq.model, eq.x, eq.rot, eq.load, step, lowest)
     return dataclasses.replace(frame, restart=restart.of_equilibrium(eq, count))
+
+
+def _path_frames(prep, progress, stop, begin=None, resume=False):
+    """Frames of an equilibrium path (docs/path_following.md): the start, then one per path
+    step, with time the arc length travelled (displacement control: the controlled
+    displacement's travel) and load_factor the loads' factor. begin, resume: see
+    _dynamic_frames (a resumed path goes on with its stored factor, arc, step length and
+    direction)."""
+    s, model = prep.case.settings.solver, prep.setup.model
+    spec, (node, comp) = s.equilibrium.path, prep.setup.path
+    eq = _start_equilibrium(prep)
+    if model.prescribed.node.shape[0]:  # prescribed motions stay at their full value
+        impose(model.prescribed, 1.0, model.x0, model.rot0, eq.x, eq.rot)
+        implicit.quaternions(eq.rot, eq.quat)
+    follower = path.Follower(eq, s.group)
+    first = abs(spec.to) / 50.0 if spec.length == "auto" else float(spec.length)
+    state = path.PathState(length=first)
+    arc, done = 0.0, 0
+    if begin is not None:
+        _place(eq, begin)
+    if resume:
+        state.load, state.length, arc, done = begin.load, begin.dt, begin.t0, begin.count
+        last = begin.arrays.get("last")
+        state.last = None if last is None or not np.any(last) else last.copy()
+    else:
+        yield _path_record(eq, state, arc, 0, None)
+    x0 = model.x0[node, comp]
+    sign = 1.0 if spec.to >= 0 else -1.0
+    control = (node, comp) if spec.method == "displacement" else None
+    targets = [spec.to * (k + 1) / spec.steps for k in range(spec.steps)]
+    steps = path.follow(
+        eq,
+        follower,
+        state,
+        spec.steps - done,
+        until=lambda e: sign * (e.x[node, comp] - x0 - spec.to) >= -1e-12 * abs(spec.to),
+        control=control,
+        targets=targets[done:],
+        stop=stop,
+        longest=4.0 * first,
+    )
+    for k, taken in enumerate(steps, start=done + 1):
+        arc += taken.length
+        log.info("path step %d: load factor %.6g, %d iterations", k, taken.load, taken.iterations)
+        if progress:
+            progress(arc, k, spec.steps)
+        yield _path_record(eq, state, arc, k, taken)
+
+
+def _path_record(eq, state, arc: float, count: int, taken):
+    """The frame of an equilibrium on a path: its loads at the factor reached, with the path's
+    restart state (the factor, the arc, the next step's length and the last direction)."""
+    load = state.load
+    model = modal.scaled_loads(eq.model, load)
+    step = None
+    if taken is not None:
+        step = equilibrium.LoadStep(load, taken.iterations, 0, taken.residual, taken.length, ())
+    frame = static_frame(model, eq.x, eq.rot, 1.0, step)
+    last = np.zeros_like(eq.x) if state.last is None else state.last
+    arrays = {"x": eq.x, "rot": eq.rot, "quat": eq.quat, "last": last}
+    raw = restart.RestartState(
+        "equilibrium",
+        0,
+        count,
+        arc,
+        state.length,
+        load,
+        0.0,
+        {k: np.array(v, dtype=float) for k, v in arrays.items()},
+    )
+    return dataclasses.replace(frame, time=arc, load_factor=load, restart=raw)
 
 
 def preloaded(prep):
@@ -283,7 +366,8 @@ def _eigen_frames(prep, progress, stop, begin=None, resume=False):
     if s.analysis == "buckling":
         yield linear_buckling(prep, s.buckling.modes, eq)
     else:
-        yield modal.modes(model, s.group, x, rot, quat, s.modal.modes, load)
+        free = prep.setup.unheld or model  # the free structure's modes, rigid ones too
+        yield modal.modes(free, s.group, x, rot, quat, s.modal.modes, load)
 
 
 def _refresh_explicit(run, model) -> None:

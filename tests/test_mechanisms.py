@@ -52,7 +52,7 @@ def test_a_free_rod_under_a_tip_force_is_refused_with_its_free_motions():
         err.value.reason
     )
     assert "rotation about e1, e2, e3" in err.value.reason
-    assert "net force (0, 0, -1) along a free translation" in err.value.reason
+    assert "net force (0, 0, -1) along its free translations" in err.value.reason
 
 
 def test_only_the_free_motions_are_named():
@@ -122,3 +122,81 @@ def test_dynamics_and_modes_of_a_free_structure_are_not_checked():
     rodsim.prepare(case, ("solver.analysis=dynamic", "solver.t_end=0.01"))
     modes = rodsim.modes(case, ("solver.analysis=modal",), count=8, about="reference")
     assert int(modes.rigid.sum()) == 6
+
+
+@pytest.mark.parametrize(
+    "boundary, loads, words",
+    [
+        # an inverted pendulum: pinned at its foot, pushed toward the pin at its tip
+        (
+            "[{set: cable.start, fix: [ux, uy, uz]}]",
+            "[{set: cable.end, force: [-1, 0, 0]}]",
+            "no stable equilibrium",
+        ),
+        # a free bar under dead compression: it turns away from its line
+        (
+            "[]",
+            "[{set: cable.end, force: [-1, 0, 0]}, {set: cable.start, force: [1, 0, 0]}]",
+            "no stable equilibrium",
+        ),
+        # balanced at load 1 but not at load 1/2 on the way (load_steps: 2)
+        (
+            "[]",
+            "[{set: cable.end, force: [0, 0, -1], time: {table: [[0, 0], [0.5, 1], [1, 0]]}}]",
+            "no equilibrium",
+        ),
+    ],
+)
+def test_loads_balanced_only_at_first_order_or_only_at_the_end_are_refused(boundary, loads, words):
+    case = rod(boundary, loads)
+    with pytest.raises(CaseError) as err:
+        rodsim.prepare(case, ("solver.equilibrium.load_steps=2",))
+    assert err.value.key == "boundary" and err.value.reason.startswith(words)
+
+
+def test_a_free_bar_in_tension_is_held_and_stretches_by_fl_over_ea():
+    """The stable counterpart of the bar in compression: held, stretched by F L / EA."""
+    case = rod(
+        loads="[{set: cable.end, force: [100, 0, 0]}, {set: cable.start, force: [-100, 0, 0]}]"
+    )
+    r = rodsim.run_in_memory(case)
+    length = np.linalg.norm(r.position[-1, -1] - r.position[-1, 0])
+    assert length == pytest.approx(1 + 100 / 1.0e4, rel=1e-9)
+
+
+def test_a_mechanism_solved_as_it_is_keeps_its_free_translations_held():
+    """A free rod turned by a couple of forces (+z at the start, -z at the tip): it swings to
+    the line of the forces about a held node, which stays put, instead of drifting off."""
+    case = rod(loads="[{set: cable.start, force: [0, 0, 1]}, {set: cable.end, force: [0, 0, -1]}]")
+    prep = rodsim.prepare(case)
+    note = next(n for n in prep.setup.mesh.notes if n.startswith("mechanism"))
+    assert "its free translations held at node 10 (ux, uy, uz)" in note
+    r = rodsim.run_in_memory(case)
+    # held to the equilibrium's constraint tolerance, 1e-12 of the model's size
+    assert np.abs(r.position[-1, 10] - r.mesh.points[10]).max() <= 1e-10
+    chord = r.position[-1, -1] - r.position[-1, 0]
+    assert abs(chord[0]) < 1e-6 and chord[2] < -0.99  # along the forces' line, tip down
+
+
+def test_modes_about_a_held_equilibrium_are_the_free_structures_and_buckling_is_refused():
+    ring = rodsim.case_from_yaml(RING.format(boundary="[]"))
+    modes = rodsim.modes(ring, count=8, about="equilibrium")
+    assert (modes.frequency[:6] < 1e-4).all() and modes.frequency[6] > 0.5  # six rigid modes
+    tension = rod(
+        loads="[{set: cable.end, force: [1, 0, 0]}, {set: cable.start, force: [-1, 0, 0]}]"
+    )
+    with pytest.raises(CaseError) as err:
+        rodsim.prepare(tension, ("solver.analysis=buckling",))
+    assert "linear buckling needs the structure held" in err.value.reason
+
+
+def test_a_mechanism_that_cannot_balance_is_named_as_the_likely_cause():
+    """Pinned at one end with a tip force 1 and a dead moment 2 > F L: no position balances
+    it; the failed load step names the mechanism."""
+    case = rod(
+        "[{set: cable.start, fix: [ux, uy, uz]}]",
+        "[{set: cable.end, force: [0, 0, -1], moment: [0, 2, 0]}]",
+    )
+    with pytest.raises(rodsim.NumericalError) as err:
+        rodsim.run_in_memory(case, overrides=("solver.equilibrium.max_steps=30",))
+    assert "likely cause: the structure is a mechanism" in str(err.value)

@@ -53,6 +53,11 @@ class Setup:
     start: tuple | None = None
     # initial.fields: ((N,3) velocities, (N,3) angular velocities) of the nodes
     velocities: tuple | None = None
+    # solver.equilibrium.path: (node, component) of the displacement followed
+    path: tuple | None = None
+    # the model without the holds of its free rigid motions (rodsim.model.mechanism), where
+    # holds were added: a modal analysis about the equilibrium is of the free structure
+    unheld: Model | None = None
 
 
 def time_function(tf: timefunc.TimeFunction | None, default: timefunc.TimeFunction | None):
@@ -278,12 +283,24 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         plate_allowable=plate_stress["allowable"],
         stress_points=data.output.stresses == "points",
     )
-    notes = ()
+    path = _path_dof(mesh, data)
+    notes, unheld = (), None
     if data.solver.static:  # an equilibrium: free rigid motions refused, held or solved
-        held = mechanism.settle(model, data.solver.group, 1.0)
+        n = data.solver.equilibrium.load_steps if data.solver.equilibrium.path is None else 1
+        held = mechanism.settle(model, data.solver.group, [(i + 1) / n for i in range(n)])
         if held.refusal is not None:
             raise CaseError(held.refusal, key="boundary")
-        model = dataclasses.replace(model, fixed=held.fixed)
+        if np.any(held.fixed != model.fixed):
+            if data.solver.analysis == "buckling":
+                raise CaseError(
+                    "linear buckling needs the structure held: "
+                    + "; ".join(held.notes)
+                    + "; the automatic holds would change its stability (hold it with "
+                    "boundary fix entries or supports)",
+                    key="boundary",
+                )
+            unheld = model
+            model = dataclasses.replace(model, fixed=held.fixed)
         notes = tuple(held.notes)
     # the mesh as the model sees it (HDF5 mesh/frames, ParaView directors): plate nodes carry
     # the plates' frames
@@ -304,7 +321,30 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         displacement,
         start,
         velocities,
+        path,
+        unheld,
     )
+
+
+def _path_dof(mesh: Mesh, data) -> tuple | None:
+    """(node, component) of solver.equilibrium.path (docs/path_following.md), or None."""
+    spec = data.solver.equilibrium.path
+    if spec is None:
+        return None
+    key = ("solver", "equilibrium", "path")
+    if data.solver.analysis != "equilibrium":
+        raise CaseError(
+            f"path following is for analysis: equilibrium, not {data.solver.analysis}",
+            key=render(key),
+        )
+    nodes = nodes_of(mesh, spec.set, (*key, "set"))
+    if len(nodes) != 1:
+        raise CaseError(
+            f"expected a set of one node, whose displacement the path follows; {spec.set!r} has "
+            f"{len(nodes)}",
+            key=render((*key, "set")),
+        )
+    return int(nodes[0]), DOFS.index(spec.component)
 
 
 def stress_points(names, rod_sections: dict, k: int) -> np.ndarray:

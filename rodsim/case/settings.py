@@ -267,11 +267,26 @@ class Newton:
 
 
 @dataclass(frozen=True)
+class PathSettings:
+    """solver.equilibrium.path (docs/path_following.md): the method, the node set and
+    translation component whose displacement ends (arc_length) or controls (displacement) the
+    path, its end value, the most steps, the first arc length."""
+
+    method: Literal["arc_length", "displacement"]
+    set: str
+    component: Literal["ux", "uy", "uz"]
+    to: float
+    steps: int
+    length: float | Literal["auto"]
+
+
+@dataclass(frozen=True)
 class EquilibriumSettings:
     tol: float
     load_steps: int
     max_steps: int
     eigenvalue: bool
+    path: PathSettings | None = None
 
 
 @dataclass(frozen=True)

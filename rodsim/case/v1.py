@@ -125,6 +125,44 @@ def _eigen_settings(what: str, about: str, modes: int) -> Record:
     )
 
 
+PATH = Record(
+    (
+        Field(
+            "method",
+            Text(choices=("arc_length", "displacement")),
+            "arc_length: steps of a given length in the displacements (Crisfield), through "
+            "limit points and snap-backs; displacement: the displacement of `set` along "
+            "`component` in equal steps to `to`",
+        ),
+        Field("set", Text(), "the node set (one node) whose displacement is followed"),
+        Field(
+            "component",
+            Text(choices=("ux", "uy", "uz")),
+            "the translation component of that node followed",
+        ),
+        Field(
+            "to",
+            Number(dim="length"),
+            "the displacement (from the reference) at which the path ends; arc_length: once "
+            "the component passes it",
+        ),
+        Field(
+            "steps",
+            COUNT,
+            "displacement: the equal increments to `to`; arc_length: the most path steps",
+            default=100,
+        ),
+        Field(
+            "length",
+            Either((Constant("auto"), positive("length"))),
+            "arc_length: the first step's length in the displacements (auto: |to| / 50); "
+            "later steps adapt to 5 Newton iterations, up to 4 times it",
+            default="auto",
+        ),
+    ),
+    into=settings.PathSettings,
+)
+
 SOLVER = Record(
     (
         Field(
@@ -249,6 +287,13 @@ SOLVER = Record(
                         "about the equilibrium (solver/lowest_eigenvalue; docs/modal.md): it "
                         "crosses zero at a critical point",
                         default=False,
+                    ),
+                    Field(
+                        "path",
+                        PATH,
+                        "path following instead of load steps: the factor of the case's loads "
+                        "is an unknown (docs/path_following.md)",
+                        optional=True,
                     ),
                 ),
                 into=settings.EquilibriumSettings,

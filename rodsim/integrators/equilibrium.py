@@ -81,6 +81,9 @@ class Equilibrium:
     h0: float
     load: float = 0.0
     check_stability: bool = True
+    # the summary's note where the structure is a mechanism solved as it is
+    # (rodsim.model.mechanism), which a failed load step names as its likely cause
+    mechanism: str = ""
     # asked between Newton iterations and pseudo steps; True raises StopRequested and leaves
     # the current iterate in place (rodsim.run writes it as an off-schedule frame)
     stop: Callable[[], bool] = lambda: False
@@ -312,6 +315,12 @@ def likely_cause(eq: Equilibrium, before, load: float) -> str:
     x, rot, quat, prev = before
     m, group = eq.model, "SE3" if eq.solver.se3 else "SO3xR3"
     advice = "raise solver.equilibrium.max_steps or use more load_steps"
+    if eq.mechanism:
+        return (
+            f"; likely cause: the structure is a mechanism ({eq.mechanism}), and its loads "
+            "may balance in no position (a moment larger than the forces' can hold) or only "
+            "far from the last one; hold it (boundary fix entries, supports), or " + advice
+        )
     try:
         q0 = np.empty((m.n_nodes, 4))
         implicit.quaternions(m.rot0, q0)

@@ -61,6 +61,9 @@ def plan(case, model, n_elements: int) -> Plan:
         h0 = s.dt if s.dt != "auto" else 10.0 * stable if math.isfinite(stable) else 1.0
         if not s.load_steps:  # modal or buckling about the reference: no steps, one frame
             return Plan(float(h0), 0, 1, float(stable), False, s.kind, 0.0)
+        if s.equilibrium.path is not None:  # path following: its steps, its end unknown
+            steps = int(s.equilibrium.path.steps)
+            return Plan(float(h0), steps, 1, float(stable), False, s.kind, math.nan)
         n = int(s.equilibrium.load_steps)
         _check_cayley_steps(
             model, np.linspace(0.0, 1.0, n + 1), "load step", "solver.equilibrium.load_steps"

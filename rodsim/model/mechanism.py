@@ -16,6 +16,7 @@ unique: holding m components at one node, chosen to fix exactly the m free motio
 one solution and carries no load.
 """
 
+import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -74,9 +75,10 @@ def rigid_basis(x: np.ndarray, center: np.ndarray, size: float) -> np.ndarray:
     return r
 
 
-def free_motions(model, group: str, t: float) -> list[FreeMotions]:
+def free_motions(model, group: str, times=(1.0,)) -> list[FreeMotions]:
     """The free rigid motions of each connected part of model with any (parts held
-    completely are left out), and the applied loads' work along them at time t."""
+    completely are left out), and the applied loads' work along them at each of times (the
+    largest; the net force and forces at the time of the largest)."""
     n = model.n_nodes
     labels = parts(model)
     loose = []  # parts that the fixed and prescribed components leave some rigid motion
@@ -96,7 +98,7 @@ def free_motions(model, group: str, t: float) -> list[FreeMotions]:
     k, _ = modal.matrices(model, group, model.x0, model.rot0, quat, 0.0)
     k = k.tocsr()
     stiff = float(np.abs(k.diagonal()).max()) or 1.0
-    f, tau = forces.applied_loads(model.terms, model.x0, model.rot0, t)
+    loads = [forces.applied_loads(model.terms, model.x0, model.rot0, t) for t in times]
     out = []
     for nodes, center, size, r, basis in loose:
         full = np.zeros((6 * n, 6))
@@ -107,14 +109,54 @@ def free_motions(model, group: str, t: float) -> list[FreeMotions]:
         basis = basis @ v[:, np.abs(w) <= RESTRAINT * stiff * len(nodes)]
         if basis.shape[1] == 0:
             continue
-        p = np.concatenate([f[nodes], tau[nodes]], axis=1)  # (K, 6)
-        generalized = np.einsum("kij,ki->j", r, p) @ basis
-        big = max(np.abs(f[nodes]).max(), np.abs(tau[nodes]).max() / size, 1e-300)
-        scale = big * len(nodes)
-        pushed = bool(np.abs(f[nodes]).max() > DRIVEN * big)
-        net = f[nodes].sum(axis=0)
-        out.append(FreeMotions(nodes, center, size, basis, generalized, scale, net, pushed))
+        works = []
+        for f, tau in loads:
+            p = np.concatenate([f[nodes], tau[nodes]], axis=1)  # (K, 6)
+            big = max(np.abs(f[nodes]).max(), np.abs(tau[nodes]).max() / size, 1e-300)
+            g = np.einsum("kij,ki->j", r, p) @ basis
+            works.append((np.abs(g).max() / (big * len(nodes)), g, big * len(nodes), f, tau))
+        _, g, scale, f, tau = max(works, key=lambda w: w[0])
+        pushed = bool(np.abs(f[nodes]).max() > DRIVEN * scale / len(nodes))
+        out.append(FreeMotions(nodes, center, size, basis, g, scale, f[nodes].sum(axis=0), pushed))
     return out
+
+
+def dead_forces(model, t: float = 1.0) -> np.ndarray:
+    """(N,3) the dead forces of model at time t, gravity included (follower loads and
+    pressure, which turn with the structure, left out)."""
+    ld = model.loads
+    follower = ld.follower[:, None] != 0
+    dead = ld._replace(
+        force=np.where(follower, 0.0, ld.force),
+        moment=np.zeros_like(ld.moment),
+        pressure=np.zeros_like(ld.pressure),
+    )
+    only = dataclasses.replace(model, loads=dead)
+    return forces.applied_loads(only.terms, model.x0, model.rot0, t)[0]
+
+
+def unstable(model, fm: FreeMotions, f: np.ndarray) -> bool:
+    """Whether the dead forces f (N,3) make the equilibrium unstable along a free motion of
+    fm: the second variation of their potential -sum f.u along a rigid motion exp(e (t,
+    omega)), whose second-order displacement is omega x (t + omega x v)/2 (v = x - c), is
+    negative for some motion of the free space (an inverted pendulum; a free bar under dead
+    compression)."""
+    x, fa = model.x0[fm.nodes] - fm.center, f[fm.nodes]
+    scale = float(np.abs(fa).sum() * fm.size)
+    if scale == 0.0:
+        return False
+
+    def second(z):  # -(second-order work of the forces) along coefficients z (6,)
+        t, omega = z[:3], z[3:] / fm.size
+        return -float(np.sum(fa * np.cross(omega, t + np.cross(omega, x))))
+
+    m = fm.basis.shape[1]
+    h = np.zeros((m, m))
+    for j in range(m):
+        for k in range(m):
+            b = fm.basis[:, j] + fm.basis[:, k]
+            h[j, k] = 0.5 * (second(b) - second(fm.basis[:, j]) - second(fm.basis[:, k]))
+    return bool(np.linalg.eigvalsh(0.5 * (h + h.T)).min() < -DRIVEN * scale)
 
 
 class Holds(NamedTuple):
@@ -127,62 +169,80 @@ class Holds(NamedTuple):
     refusal: str | None
 
 
-def settle(model, group: str, t: float) -> Holds:
-    """The free motions of model under its loads at time t (an equilibrium's load
-    multiplier), and what to do about them (the module docstring): refuse, hold the free
+def settle(model, group: str, times=(1.0,)) -> Holds:
+    """The free motions of model under its loads at times (an equilibrium's load
+    multipliers), and what to do about them (the module docstring): refuse, hold the free
     motions that the loads leave alone at one node, or solve on (loads that turn with the
-    structure restrain it)."""
+    structure restrain it) with its free translations held."""
     fixed = model.fixed.copy()
     notes = []
-    for fm in free_motions(model, group, t):
+    for fm in free_motions(model, group, times):
         what = phrase(fm.basis)
+        part = f"the part with node {fm.nodes[0]} is free ({what}: no support holds it"
         driven = np.abs(fm.generalized) > DRIVEN * fm.scale
         if not driven.any():
-            node, dofs = _holds(model, fm)
+            if unstable(model, fm, dead_forces(model)):
+                return Holds(
+                    fixed,
+                    notes,
+                    f"no stable equilibrium: {part}), and its dead loads would turn it "
+                    "further along a free motion, as an inverted pendulum falls; hold it "
+                    "(boundary fix entries, supports)",
+                )
+            node, dofs = _holds(model, fm, fm.basis)
             fixed[node, dofs] = True
             notes.append(
                 f"rigid motions held: the part with node {fm.nodes[0]} is free ({what}), "
-                f"held at node {node} "
-                f"({', '.join(DOFS[d] for d in dofs)}): the loads do no work along them, so "
-                "these holds carry no load"
+                f"held at node {node} ({', '.join(DOFS[d] for d in dofs)}): the loads do no "
+                "work along them, so these holds carry no load"
             )
             continue
-        pure = fm.basis[:3] @ _null(fm.basis[3:], FREE_TOL)  # free translations
-        along = pure.T @ fm.force
+        pure = fm.basis @ _null(fm.basis[3:], FREE_TOL)  # the free translations
+        along = pure[:3].T @ fm.force
         if pure.shape[1] and np.abs(along).max() > DRIVEN * fm.scale:
             return Holds(
                 fixed,
                 notes,
-                f"no equilibrium: the part with node {fm.nodes[0]} is free ({what}: no "
-                "support holds it), and its loads have a net force "
-                f"({', '.join(f'{c:.6g}' for c in pure @ along + 0.0)}) along a free "
-                "translation; hold it (boundary fix entries, supports) or balance the loads",
+                f"no equilibrium: {part}), and its loads have a net force "
+                f"{_vector(pure[:3] @ along)} along its free translations; hold it "
+                "(boundary fix entries, supports) or balance the loads",
             )
         if not fm.forces:
             return Holds(
                 fixed,
                 notes,
-                f"no equilibrium: the part with node {fm.nodes[0]} is free ({what}: no "
-                "support holds it), and its loads are moments with a net moment along a "
-                "free rotation, which no force balances; hold it (boundary fix entries, "
+                f"no equilibrium: {part}), and its loads are moments with a net moment along "
+                "a free rotation, which no force balances; hold it (boundary fix entries, "
                 "supports) or balance the moments",
             )
+        held = ""
+        if pure.shape[1]:  # the translations the loads leave alone: held, or they drift
+            node, dofs = _holds(model, fm, pure)
+            fixed[node, dofs] = True
+            named = ", ".join(DOFS[d] for d in dofs)
+            held = f"; its free translations held at node {node} ({named})"
         notes.append(
             f"mechanism: the part with node {fm.nodes[0]} is free ({what}); its forces "
-            "turn with it and may balance, as a pendulum's do: solved as it is"
+            f"turn with it and may balance, as a pendulum's do: solved as it is{held}"
         )
     return Holds(fixed, notes, None)
 
 
-def _holds(model, fm: FreeMotions) -> tuple[int, list[int]]:
+def _vector(v) -> str:
+    v = np.where(np.abs(v) <= 1e-12 * np.abs(v).max(), 0.0, v) + 0.0
+    return "(" + ", ".join(f"{c:.6g}" for c in v) + ")"
+
+
+def _holds(model, fm: FreeMotions, basis: np.ndarray) -> tuple[int, list[int]]:
     """(node, dofs): m components at the node nearest the part's centroid that fix exactly
-    its m free motions (the best conditioned choice, by QR with column pivoting)."""
+    the m motions of basis (6, m) (the best conditioned choice, by QR with column
+    pivoting)."""
     from scipy.linalg import qr
 
     x = model.x0[fm.nodes]
     node = int(fm.nodes[np.argmin(np.linalg.norm(x - fm.center, axis=1))])
-    rows = rigid_basis(model.x0[[node]], fm.center, fm.size)[0] @ fm.basis  # (6, m)
-    m = fm.basis.shape[1]
+    rows = rigid_basis(model.x0[[node]], fm.center, fm.size)[0] @ basis  # (6, m)
+    m = basis.shape[1]
     _, _, order = qr(rows.T, pivoting=True)
     dofs = sorted(int(d) for d in order[:m])
     return node, dofs
@@ -230,4 +290,5 @@ def _directions(vectors: np.ndarray) -> list[str]:
     axes = [i for i in range(3) if np.linalg.norm(q.T @ np.eye(3)[i]) > 1 - 1e-9]
     if len(axes) == m:
         return [f"e{i + 1}" for i in axes]
-    return ["(" + ", ".join(f"{c:.2g}" for c in q[:, j] + 0.0) + ")" for j in range(m)]
+    q = np.where(np.abs(q) < 1e-9, 0.0, q) + 0.0
+    return ["(" + ", ".join(f"{c:.2g}" for c in q[:, j]) + ")" for j in range(m)]
