@@ -79,14 +79,16 @@ class Follower:
         j1, j0 = s1.matrix(sd1, self.zero), s0.matrix(sd0, self.zero)
         return r0 + load * (r1 - r0), r1 - r0, (j0 + load * (j1 - j0)).tocsc(), sd1
 
-    def relative(self, rows: np.ndarray, load: float) -> float:
-        """The weighted norm of the free rows relative to the loads at load and reactions."""
+    def norms(self, rows: np.ndarray, load: float) -> tuple[float, float]:
+        """(relative, absolute) weighted norm of the free rows, relative to the loads at load
+        plus the reactions (the equilibrium solver's measure)."""
         eq, s = self.eq, self.eq.solver
         free = np.where(eq.model.fixed, 0.0, rows)
         reactions = np.where(eq.model.fixed, s.work.reaction.real, 0.0)
         applied = abs(load) * implicit.applied_norm(s, eq.x, eq.rot, 1.0)
         reference = max(applied + implicit.weighted_norm(reactions, s.length), 1e-300)
-        return implicit.weighted_norm(free, s.length) / reference
+        norm = implicit.weighted_norm(free, s.length)
+        return norm / reference, norm
 
 
 def _translations(eq: Equilibrium, d: np.ndarray) -> np.ndarray:
@@ -122,8 +124,10 @@ def step(
     history = []
     for it in range(max_iter + 1):
         rows, slope, jac, sd = follower.linearise(load)
-        rel = follower.relative(rows, load)
+        rel, norm = follower.norms(rows, load)
         history.append(rel)
+        # at small loads the residual meets the round-off of the internal forces first
+        converged = rel <= eq.tol or (norm <= eq.solver.floor and implicit.stalled(history))
         constraint = float(np.max(np.abs(np.where(eq.model.fixed, rows, 0.0)), initial=0.0))
         moved = eq.x - start
         if control is not None:  # target: the component's displacement from the reference
@@ -131,7 +135,7 @@ def step(
             reached = abs(u - target) <= 1e-9 * eq.solver.length
         else:
             reached = abs(np.linalg.norm(moved) - path.length) <= 1e-9 * max(path.length, 1e-300)
-        if it and rel <= eq.tol and reached and constraint <= CONSTRAINT_TOL * eq.solver.length:
+        if it and converged and reached and constraint <= CONSTRAINT_TOL * eq.solver.length:
             eq.load = load
             if control is None:
                 path.last = moved
