@@ -196,6 +196,16 @@ def _solver_lines(prep, k: int) -> list[str]:
         lines.append(f"{p.kind:<9} the {s.eigen.modes} lowest {what} about {about} (docs/modal.md)")
     if k and s.eigen is not None:
         lines.append("output    no frame, the modes")
+    elif s.equilibrium.path is not None:
+        pa = s.equilibrium.path
+        first = "auto" if pa.length == "auto" else f"{pa.length:g}"
+        lines += [
+            f"path      {pa.method}: the factor of the loads at multiplier 1 follows "
+            f"{pa.component} of {pa.set} to {pa.to:g}, at most {pa.steps} steps"
+            + (f", first length {first}" if pa.method == "arc_length" else "")
+            + f", tolerance {s.equilibrium.tol:.3g} (docs/path_following.md)",
+            "output    one frame per path step, time the arc length, load_factor the factor",
+        ]
     elif s.load_steps:
         eq = s.equilibrium
         lines += [

@@ -333,7 +333,14 @@ DATASETS = (
         optional=True,
         since=4,
     ),
-    _D("time", (), "time", "time", "simulated time (equilibrium: load multiplier)"),
+    _D(
+        "time",
+        (),
+        "time",
+        "time",
+        "simulated time (equilibrium: load multiplier; path following: the arc length "
+        "travelled, a length)",
+    ),
     _D(
         "step",
         (),
@@ -387,7 +394,7 @@ DATASETS = (
         "dt",
         "time",
         "time step; equilibrium: the last pseudo-time step of the load step (inf when Newton "
-        "alone converged)",
+        "alone converged); path following: the step's arc length",
     ),
     _D(
         "solver/iterations",

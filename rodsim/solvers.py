@@ -18,7 +18,6 @@ from rodsim.case.imperfection import displaced
 from rodsim.integrators import dynamics, equilibrium, implicit, modal, path
 from rodsim.interrupts import StopRequested
 from rodsim.model import forces
-from rodsim.model.prescribed import impose
 from rodsim.output import dynamic_frame, static_frame
 from rodsim.registry import Registry
 
@@ -240,9 +239,19 @@ def _path_frames(prep, progress, stop, begin=None, resume=False):
     s, model = prep.case.settings.solver, prep.setup.model
     spec, (node, comp) = s.equilibrium.path, prep.setup.path
     eq = _start_equilibrium(prep)
-    if model.prescribed.node.shape[0]:  # prescribed motions stay at their full value
-        impose(model.prescribed, 1.0, model.x0, model.rot0, eq.x, eq.rot)
-        implicit.quaternions(eq.rot, eq.quat)
+    if model.prescribed.node.shape[0] and not resume:
+        # prescribed motions stay at their full value: the path starts from their equilibrium
+        # without the loads (its frame 0)
+        alone = equilibrium.start(
+            modal.scaled_loads(model, 0.0),
+            s.group,
+            tol=s.equilibrium.tol,
+            max_steps=s.equilibrium.max_steps,
+            max_iter=s.newton.max_iter,
+            h0=prep.plan.dt,
+        )
+        equilibrium.solve_load_step(alone, 1.0)
+        eq.x[:], eq.rot[:], eq.quat[:] = alone.x, alone.rot, alone.quat
     follower = path.Follower(eq, s.group)
     first = abs(spec.to) / 50.0 if spec.length == "auto" else float(spec.length)
     state = path.PathState(length=first)
@@ -257,6 +266,12 @@ def _path_frames(prep, progress, stop, begin=None, resume=False):
         yield _path_record(eq, state, arc, 0, None)
     x0 = model.x0[node, comp]
     sign = 1.0 if spec.to >= 0 else -1.0
+
+    def reached(e) -> bool:
+        return sign * (e.x[node, comp] - x0 - spec.to) >= -1e-12 * abs(spec.to)
+
+    if resume and reached(eq):  # a path that ended at `to`: nothing left
+        return
     control = (node, comp) if spec.method == "displacement" else None
     targets = [spec.to * (k + 1) / spec.steps for k in range(spec.steps)]
     steps = path.follow(
@@ -264,7 +279,7 @@ def _path_frames(prep, progress, stop, begin=None, resume=False):
         follower,
         state,
         spec.steps - done,
-        until=lambda e: sign * (e.x[node, comp] - x0 - spec.to) >= -1e-12 * abs(spec.to),
+        until=reached,
         control=control,
         targets=targets[done:],
         stop=stop,
@@ -276,6 +291,16 @@ def _path_frames(prep, progress, stop, begin=None, resume=False):
         if progress:
             progress(arc, k, spec.steps)
         yield _path_record(eq, state, arc, k, taken)
+    if not reached(eq) and not stop():
+        log.warning(
+            "the path ended after its %d steps at %s = %.6g of node %d, short of to = %.6g: "
+            "raise solver.equilibrium.path.steps or length",
+            spec.steps,
+            spec.component,
+            eq.x[node, comp] - x0,
+            node,
+            spec.to,
+        )
 
 
 def _path_record(eq, state, arc: float, count: int, taken):

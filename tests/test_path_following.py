@@ -183,3 +183,66 @@ def test_the_deep_arch_reaches_its_limit_load():
     top = int(np.argmax(load))
     assert load[top] == pytest.approx(897.0, rel=1e-2)
     assert 100 < deflection[top] < 125 and load[-1] < load[top]  # past the limit point
+
+
+CANTILEVER = """
+rodsim: 1
+mesh:
+  - rod: {{name: beam, from: [0, 0, 0], to: [1, 0, 0], elements: 20, up: [0, 0, 1], section: s}}
+sections:
+  s: {{type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 1, EI: [1, 1], rhoA: 1, rhoI: [0.01, 0.01]}}
+boundary: {boundary}
+loads: {loads}
+solver:
+  analysis: equilibrium
+  equilibrium: {{path: {path}}}
+"""
+TIP = "{method: displacement, set: beam.end, component: uy, to: 0.5, steps: 10}"
+
+
+def cantilever(
+    boundary="[{set: beam.start, fix: all}]",
+    loads="[{set: beam.end, force: [0, 1, 0]}]",
+    path=TIP,
+):
+    return rodsim.case_from_yaml(CANTILEVER.format(boundary=boundary, loads=loads, path=path))
+
+
+def test_prescribed_motions_are_reached_before_the_path():
+    """A cantilever whose clamped root is moved by (0.05, 0.1): frame 0 is that motion's
+    equilibrium (a rigid shift, no strain energy); the path's tip deflection is measured from
+    the reference, so its last frame's bending is that of 0.4 beyond the shift."""
+    root = "[{set: beam.start, prescribe: {displacement: [0.05, 0.1, 0], rotation: [0, 0, 0]}}]"
+    for method in ("displacement", "arc_length"):
+        spec = TIP.replace("displacement,", f"{method},").replace("steps: 10", "steps: 200")
+        r = rodsim.run_in_memory(cantilever(boundary=root, path=spec))
+        assert r.internal[0] <= 1e-12
+        assert r.position[0, 0] == pytest.approx([0.05, 0.1, 0], abs=1e-12)
+        assert r.position[-1, -1, 1] - r.mesh.points[-1, 1] >= 0.5 - 1e-9
+
+
+@pytest.mark.parametrize(
+    "kwargs, key, words",
+    [
+        (
+            {"path": TIP.replace("beam.end", "beam.start")},
+            "solver.equilibrium.path.component",
+            "held",
+        ),
+        ({"path": TIP.replace("to: 0.5", "to: 0")}, "solver.equilibrium.path.to", "non-zero"),
+        ({"loads": "[]"}, "loads", "zero at load multiplier 1"),
+    ],
+)
+def test_paths_that_cannot_be_followed_are_input_errors(kwargs, key, words):
+    with pytest.raises(CaseError) as err:
+        rodsim.prepare(cantilever(**kwargs))
+    assert err.value.key == key and words in err.value.reason
+
+
+def test_a_path_that_reached_its_end_has_nothing_left_to_run(tmp_path):
+    spec = "{method: arc_length, set: beam.end, component: uy, to: 0.3, steps: 100}"
+    h5 = tmp_path / "p.h5"
+    first = rodsim.run_case(cantilever(path=spec), h5, vtk=False)
+    before = h5.read_bytes()
+    again = rodsim.run_case(cantilever(path=spec), vtk=False, restart=h5)
+    assert again.frames == first.frames and h5.read_bytes() == before

@@ -28,7 +28,7 @@ from rodsim.case.settings import (
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh, build_mesh
 from rodsim.mesh.plate_geometry import plate_node_frames
-from rodsim.model import mechanism, timefunc
+from rodsim.model import forces, mechanism, timefunc
 from rodsim.model.assembly import Model, PointMass, build_model
 from rodsim.model.plate import make_plates
 from rodsim.model.prescribed import Prescribed
@@ -283,7 +283,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         plate_allowable=plate_stress["allowable"],
         stress_points=data.output.stresses == "points",
     )
-    path = _path_dof(mesh, data)
+    path = _path_dof(mesh, data, model)
     notes, unheld = (), None
     if data.solver.static:  # an equilibrium: free rigid motions refused, held or solved
         n = data.solver.equilibrium.load_steps if data.solver.equilibrium.path is None else 1
@@ -326,8 +326,9 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
     )
 
 
-def _path_dof(mesh: Mesh, data) -> tuple | None:
-    """(node, component) of solver.equilibrium.path (docs/path_following.md), or None."""
+def _path_dof(mesh: Mesh, data, model) -> tuple | None:
+    """(node, component) of solver.equilibrium.path (docs/path_following.md), or None;
+    CaseError where the path cannot be followed (see the messages)."""
     spec = data.solver.equilibrium.path
     if spec is None:
         return None
@@ -344,7 +345,22 @@ def _path_dof(mesh: Mesh, data) -> tuple | None:
             f"{len(nodes)}",
             key=render((*key, "set")),
         )
-    return int(nodes[0]), DOFS.index(spec.component)
+    node, comp = int(nodes[0]), DOFS.index(spec.component)
+    if model.fixed[node, comp]:
+        raise CaseError(
+            f"{spec.component} of node {node} ({spec.set}) is held by a boundary entry: the "
+            "path must follow a free displacement",
+            key=render((*key, "component")),
+        )
+    if spec.to == 0.0:
+        raise CaseError("expected a non-zero end displacement", key=render((*key, "to")))
+    f, tau = forces.applied_loads(model.terms, model.x0, model.rot0, 1.0)
+    if not (np.any(f) or np.any(tau)):
+        raise CaseError(
+            "path following scales the case's loads, and they are zero at load multiplier 1",
+            key="loads",
+        )
+    return node, comp
 
 
 def stress_points(names, rod_sections: dict, k: int) -> np.ndarray:

@@ -162,9 +162,16 @@ def step(
         _move(eq, sd, d_r + dl * d_p)
         load += dl
     eq.x[:], eq.rot[:], eq.quat[:], path.load = saved
+    advice = (
+        "use more solver.equilibrium.path.steps (smaller increments); displacement control "
+        "cannot pass a point where the controlled displacement turns back (a snap-back) or "
+        "does not move with the loads: use method: arc_length"
+        if control is not None
+        else "give a shorter solver.equilibrium.path.length (it was halved 8 times)"
+    )
     raise NumericalError(
         f"path step from load factor {saved[3]:.6g} did not converge in {max_iter} Newton "
-        f"iterations (relative residual {history[-1]:.3g})",
+        f"iterations (relative residual {history[-1]:.3g}); {advice}",
         time=saved[3],
     )
 

@@ -81,6 +81,8 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
             _quantity(f, t, what, ax, n, system)
         if stepped:
             ax.set_xlabel(units.axis_label("total time", system, "time") + ", steps in turn")
+        elif _is_path(f):  # path following: time is the arc length (docs/path_following.md)
+            ax.set_xlabel(units.axis_label("arc length of the path", system, "length"))
         else:
             label = "load multiplier" if _is_equilibrium(f) else units.axis_label("time", system)
             ax.set_xlabel(label)
@@ -197,3 +199,12 @@ def _is_equilibrium(f) -> bool:
         if key.strip() == "solver.analysis":
             analysis = value.strip()
     return analysis == "equilibrium"
+
+
+def _is_path(f) -> bool:
+    """Whether the file is of a path-following equilibrium (docs/path_following.md): an
+    equilibrium whose load factor is not its time (the time is the arc length)."""
+    n = frame_count(f)
+    if n < 2 or "load_factor" not in f or not _is_equilibrium(f):
+        return False
+    return not np.allclose(f["load_factor"][:n], f["time"][:n])
