@@ -384,17 +384,24 @@ def export(results, fmt, folder, matrices, overrides):
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.argument("what", default="energy")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="PNG file.")
+@click.option(
+    "--against",
+    default=None,
+    metavar="CURVE",
+    help="Horizontal axis instead of time: load_factor, time, total_time or one component "
+    "QUANTITY.C@SET (e.g. --against displacement.y@load_point for a load-displacement plot).",
+)
 @_handle_errors
-def plot(results, what, output):
-    """Plot time histories: energy, momentum, or QUANTITY@SET (e.g. displacement@beam.end,
-    displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all)."""
+def plot(results, what, output, against):
+    """Plot time histories: energy, momentum, load_factor, or QUANTITY@SET (e.g.
+    displacement@beam.end, displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all)."""
     from rodsim.post.plots import plot_results
     from rodsim.results_reader import incomplete_warning
 
     warning = incomplete_warning(results)
     if warning:
         click.echo(warning, err=True)
-    path = plot_results(results, what, output)
+    path = plot_results(results, what, output, against)
     click.echo(f"wrote {path}")
 
 

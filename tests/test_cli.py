@@ -135,7 +135,7 @@ def test_plot_writes_png(results, tmp_path, what):
         ("bogus@beam.end", "unknown quantity 'bogus'"),
         ("displacement@nowhere", "unknown node set 'nowhere'"),
         ("force.sideways@beam.all", "unknown component 'sideways'"),
-        ("stuff", "expected energy, momentum or QUANTITY@SET"),
+        ("stuff", "expected energy, momentum, load_factor or QUANTITY@SET"),
     ],
 )
 def test_plot_errors(results, what, message):

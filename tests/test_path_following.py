@@ -246,3 +246,21 @@ def test_a_path_that_reached_its_end_has_nothing_left_to_run(tmp_path):
     before = h5.read_bytes()
     again = rodsim.run_case(cantilever(path=spec), vtk=False, restart=h5)
     assert again.frames == first.frames and h5.read_bytes() == before
+
+
+def test_a_load_displacement_plot(tmp_path):
+    """rodsim plot FILE load_factor --against displacement.y@apex: the path's curve, drawn
+    from the file's own datasets; --against takes one curve only."""
+    from rodsim.post.plots import _scalar, plot_results
+    from rodsim.results_reader import open_results
+
+    spec = "{method: arc_length, set: beam.end, component: uy, to: 0.3, steps: 100}"
+    h5 = rodsim.run_case(cantilever(path=spec), tmp_path / "p.h5", vtk=False).path
+    png = plot_results(h5, "load_factor", against="displacement.y@beam.end")
+    assert png.name == "p_load_factor_vs_displacement.y_at_beam.end.png" and png.stat().st_size
+    with open_results(h5) as f:
+        x, label = _scalar(f, "displacement.y@beam.end", 10, "--against")
+        r = read_results(h5)
+        assert np.array_equal(x, r.position[:10, -1, 1] - r.mesh.points[-1, 1])
+        with pytest.raises(CaseError, match="expected one curve for --against"):
+            _scalar(f, "displacement@beam.end", 10, "--against")

@@ -1,4 +1,5 @@
-"""``rodsim plot``: time-history PNGs of energies, momenta or a quantity on a node set.
+"""``rodsim plot``: time-history PNGs of energies, momenta, the load factor or a quantity on a
+node set, against time or against another curve (``--against``: a load-displacement plot).
 
 QUANTITY@SET: a nodal quantity (position, displacement, velocity, angular_velocity,
 linear_momentum, angular_momentum, rotation) on the nodes of SET, or a rod quantity (force,
@@ -41,6 +42,7 @@ COMPONENTS = {
     "shear": ("Q1", "Q2"),
 }
 MAX_CURVES = 12
+SCALARS = ("load_factor", "time", "total_time")  # per-frame datasets plotted as they are
 
 
 def _figure():
@@ -52,10 +54,13 @@ def _figure():
     return plt
 
 
-def plot_results(path, what: str = "energy", output=None) -> Path:
-    """Write the plot and return its path (default: <results-stem>_<what>.png)."""
+def plot_results(path, what: str = "energy", output=None, against=None) -> Path:
+    """Write the plot and return its path (default: <results-stem>_<what>.png, with
+    _vs_<against>); against: the horizontal axis, one curve (_scalar; default time)."""
     path = Path(path)
     safe = what.replace("@", "_at_").replace("/", "_")
+    if against:
+        safe += "_vs_" + against.replace("@", "_at_").replace("/", "_")
     output = Path(output) if output else path.with_name(f"{path.stem}_{safe}.png")
     plt = _figure()
     with open_results(path) as f:
@@ -63,6 +68,9 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
         stepped = "step" in f and len(np.unique(f["step"][:n])) > 1
         # analysis steps: each has its own time origin, the total time runs through them
         t = f["total_time"][:n] if stepped else f["time"][:n]
+        xlabel = None
+        if against:  # a load-displacement curve, say
+            t, xlabel = _scalar(f, against, n, "--against")
         title = f.attrs.get("title", "") or path.stem
         raw = f.attrs.get("units", "")
         system = units.from_attribute(raw.decode() if isinstance(raw, bytes) else str(raw))
@@ -77,9 +85,14 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
                 for k, c in enumerate("xyz"):
                     ax.plot(t, data[:, k], label=f"{q} {c}", ls="-" if q == "linear" else "--")
             ax.set_ylabel(units.axis_label("total momentum", system, "momentum"))
+        elif what in SCALARS:
+            ax.plot(t, _scalar(f, what, n, "WHAT")[0], label=what)
+            ax.set_ylabel(what)
         else:
             _quantity(f, t, what, ax, n, system)
-        if stepped:
+        if xlabel is not None:
+            ax.set_xlabel(xlabel)
+        elif stepped:
             ax.set_xlabel(units.axis_label("total time", system, "time") + ", steps in turn")
         elif _is_path(f):  # path following: time is the arc length (docs/path_following.md)
             ax.set_xlabel(units.axis_label("arc length of the path", system, "length"))
@@ -96,8 +109,35 @@ def plot_results(path, what: str = "energy", output=None) -> Path:
 
 
 def _quantity(f, t, what: str, ax, n: int, system=None) -> None:
+    name, quantity, data, labels, names, picks = _data(f, what, n)
+    for i, label in enumerate(labels):
+        for k in picks:
+            ax.plot(t, data[:, i, k], label=f"{label} {names[k]}".rstrip())
+    ax.set_ylabel(units.axis_label(quantity, system, name))
+
+
+def _scalar(f, what: str, n: int, key: str):
+    """(values (F,), label) of one curve: time, total_time, load_factor, or QUANTITY@SET
+    with one component on one node or element (or their mean over the set)."""
+    if what in SCALARS:
+        return f[what][:n], what
+    name, quantity, data, labels, names, picks = _data(f, what, n, mean=True)
+    if len(picks) != 1:
+        raise CaseError(
+            f"expected one curve for {key}: give a component ({quantity}.{names[0]}@...), got "
+            f"{what!r}",
+            key="plot",
+        )
+    return data[:, 0, picks[0]], f"{labels[0]} {what}"
+
+
+def _data(f, what: str, n: int, mean: bool = False):
+    """(name, quantity, data (F, K, C), labels (K), component names (C), picks) of
+    QUANTITY@SET; mean: the set's mean when it has several nodes or elements."""
     if "@" not in what:
-        raise CaseError(f"expected energy, momentum or QUANTITY@SET, got {what!r}", key="plot")
+        raise CaseError(
+            f"expected energy, momentum, load_factor or QUANTITY@SET, got {what!r}", key="plot"
+        )
     quantity, set_name = what.split("@", 1)
     name, _, component = quantity.partition(".")
     sets = f["mesh/sets"]
@@ -137,13 +177,10 @@ def _quantity(f, t, what: str, ax, n: int, system=None) -> None:
         picks = [names.index(component)]
     else:
         picks = list(range(len(names)))
-    if len(labels) * len(picks) > MAX_CURVES:  # many nodes: plot the set mean
+    if len(labels) * len(picks) > MAX_CURVES or (mean and len(labels) > 1):  # the set mean
         data = data.mean(axis=1, keepdims=True)
         labels = [f"mean of {len(labels)}"]
-    for i, label in enumerate(labels):
-        for k in picks:
-            ax.plot(t, data[:, i, k], label=f"{label} {names[k]}".rstrip())
-    ax.set_ylabel(units.axis_label(quantity, system, name))
+    return name, quantity, data, labels, names, picks
 
 
 def _stresses(f, name: str, nodes: np.ndarray, set_name: str, n: int):
