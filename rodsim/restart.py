@@ -3,9 +3,10 @@ integrators hold it, so that a run continued from it takes the same steps as one
 never stopped.
 
 The results file's group ``restart/`` holds two slots, ``slot0`` and ``slot1``, written in
-turn with every frame; the group's attribute ``current`` names the last slot written
-completely (-1: none yet). A slot is written and flushed before ``current`` points at it,
-so a crash while one is written leaves the other, one frame older. Per slot:
+turn (rodsim.results_writer: the latest frame's state with the first frame, at most once a
+second, and at the end of the run); the group's attribute ``current`` names the last slot
+written completely (-1: none yet). A slot is written and flushed before ``current`` points
+at it, so a crash while one is written leaves the other, an older state. Per slot:
 
 - attributes: ``kind`` (explicit | implicit | equilibrium), ``step`` (the analysis step,
   0-based), ``count`` (time steps, or load steps, done in that step), ``t0`` (the step's time
@@ -16,7 +17,8 @@ so a crash while one is written leaves the other, one frame older. Per slot:
 - datasets: ``x`` (N,3), ``rot`` (N,3,3) rotation matrices (columns d1 d2 d3), and per kind
   ``p``, ``pi`` (N,3) spatial momenta (explicit, implicit), ``quat`` (N,4) the solver's own
   quaternions (implicit, equilibrium), ``xi`` (N,6) the last step velocity, Newton's first
-  guess (implicit).
+  guess (implicit), ``last`` (N,3) the last path step's translations (path following, whose
+  ``t0`` is the arc length travelled and ``dt`` the next step's length).
 
 Later physics with state of its own (friction history, bodies, joint multipliers) add their
 arrays to the slot under their own names.

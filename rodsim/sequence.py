@@ -8,7 +8,6 @@ same arrays a run started by hand from the results file reads back.
 """
 
 import dataclasses
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -140,7 +139,7 @@ def restart_time(state) -> float:
     """The time of a restart state in its step (equilibrium: the load multiplier)."""
     if state.kind == "equilibrium":
         return state.load
-    return state.t0 + state.count * state.dt if math.isfinite(state.dt) else state.t0
+    return state.t0 + state.count * state.dt
 
 
 def resume_state(prep, path):
