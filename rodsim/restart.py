@@ -100,6 +100,16 @@ def of_equilibrium(eq, count: int) -> RestartState:
     )
 
 
+def motion(state: RestartState):
+    """(x, rot, p, pi) copies of a state's configuration and spatial momenta: a dynamic
+    state's own, at rest for an equilibrium's (what a dynamic run started from it holds)."""
+    a = state.arrays
+    x, rot = a["x"].copy(), a["rot"].copy()
+    if "p" in a:
+        return x, rot, a["p"].copy(), a["pi"].copy()
+    return x, rot, np.zeros_like(x), np.zeros_like(x)
+
+
 def write(f: h5py.File, state: RestartState, frame: int) -> None:
     """Write state into the slot that `current` does not name, flush, then point `current` at
     it and flush again (OSError passes through: the caller reports it)."""

@@ -287,8 +287,9 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch, resume) 
         raise
     if status == COMPLETE and stopped:
         status, detail = INTERRUPTED, watch.name
-    if not prep.steps and sequence.following(prep):  # a path ends where it reaches its end
-        n_steps = writer.frames - (keep or 1)
+    if not prep.steps and last is not None and last.restart is not None:
+        # the steps taken, as the solver counted them (a path ends where it reaches its end)
+        n_steps = last.restart.count - (resume.count if resume is not None else 0)
     with watch.deferred():
         series_error = _close(writer, series, status, detail)
     if series_error is not None and status == INTERRUPTED:  # the signal is the news

@@ -70,11 +70,8 @@ def _initial_state(prep):
 def _dynamic_state(begin):
     """The StateArrays of a restart state (rodsim.restart): a dynamic one's momenta, or at
     rest (an equilibrium's)."""
-    a = begin.arrays
-    x, rot = a["x"].copy(), a["rot"].copy()
-    zeros = np.zeros_like(x)
-    p, pi = (a["p"].copy(), a["pi"].copy()) if "p" in a else (zeros.copy(), zeros.copy())
-    return dynamics.StateArrays(x, rot, p, pi, zeros.copy(), zeros.copy())
+    x, rot, p, pi = restart.motion(begin)
+    return dynamics.StateArrays(x, rot, p, pi, np.zeros_like(x), np.zeros_like(x))
 
 
 def _start_implicit(prep, begin=None):

@@ -220,7 +220,7 @@ def test_a_refused_restart_leaves_the_file_as_it_was(tmp_path, override, key, wo
     before = digest(h5), digest(tmp_path / "r.pvd")
     out = rodsim("run", case, "--restart", h5, "--set", override)
     assert out.returncode == 2, out.stderr
-    assert f"key {key}" in out.stderr or key in out.stderr
+    assert key in out.stderr
     assert words in out.stderr
     assert "Traceback" not in out.stderr
     assert (digest(h5), digest(tmp_path / "r.pvd")) == before
@@ -329,3 +329,24 @@ def test_restart_after_sigkill_recomputes_the_frames_after_the_state(explicit_ru
     resumed = read_results(h5)
     for name in STATE:
         assert np.array_equal(getattr(resumed, name), getattr(full, name)), name
+
+
+def test_a_restart_from_an_older_state_recomputes_the_frames_after_it(tmp_path):
+    """What a crash leaves when the state lags the last frame, made deterministic: a short
+    run's slots hold frame 0 and its last frame; pointing `current` at frame 0's slot, the
+    restart drops frames 1 on and computes them again, bit for bit."""
+    case = write_case(tmp_path, "{dt: 0.0004, t_end: 2}", interval=0.5)
+    full = read_results(api.run_case(case, tmp_path / "full.h5", vtk=False).path)
+    h5 = tmp_path / "r.h5"
+    api.run_case(case, h5, vtk=False)
+    current, slots, frames = _two_slots(h5)
+    assert slots[1 - current]["frame"] == 0 and frames == 5
+    with h5py.File(h5, "r+") as f:
+        f["restart"].attrs["current"] = 1 - current
+    out = rodsim("run", case, "--restart", h5, "--no-vtk")
+    assert out.returncode == 0, out.stderr
+    assert "from frame 0 " in out.stdout
+    again = read_results(h5)
+    assert again.n_frames == 5
+    for name in STATE:
+        assert np.array_equal(getattr(again, name), getattr(full, name)), name

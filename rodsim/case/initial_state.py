@@ -57,9 +57,7 @@ def start_state(case, mesh):
         raise CaseError(f"{path}: {exc.reason}", key=f"{KEY}.from") from None
     check_same_mesh(path, reference, mesh.points, f"{KEY}.from")
     if raw is not None:  # the solver's own arrays: exactly the state that run left
-        a = raw.arrays
-        zeros = np.zeros_like(a["x"])
-        return a["x"], a["rot"], a.get("p", zeros), a.get("pi", zeros.copy())
+        return restart.motion(raw)
     return (
         np.array(frame.position, dtype=float),
         np.array(frame.directors, dtype=float),

@@ -30,7 +30,7 @@ from scipy.sparse.linalg import splu
 from rodsim.errors import NumericalError
 from rodsim.integrators import implicit, modal
 from rodsim.integrators import vi_residual as vr
-from rodsim.integrators.equilibrium import CONSTRAINT_TOL, Equilibrium
+from rodsim.integrators.equilibrium import CONSTRAINT_TOL, Equilibrium, conservative
 
 TARGET_ITERATIONS = 5  # Newton iterations a path step aims at (step-length control)
 MAX_CUTS = 8  # halvings of a failed step before giving up
@@ -65,6 +65,9 @@ class Follower:
         self.eq = eq
         self.empty = implicit.make_solver(modal.scaled_loads(eq.model, 0.0), group)
         self.zero = np.zeros((eq.model.n_nodes, 6))
+        # dead forces have no stiffness on SO3xR3 (spatial translations): J1 = J0, one
+        # Jacobian (the cost of an iteration); on SE3 the body-frame residual turns them
+        self.dead = conservative(eq.model.loads) and not eq.solver.se3
 
     def _rows(self, solver):
         eq = self.eq
@@ -76,7 +79,10 @@ class Follower:
         """(residual rows (N,6) at load, d rows / d load, J at load, step data)."""
         r1, sd1, s1 = self._rows(self.eq.solver)
         r0, sd0, s0 = self._rows(self.empty)
-        j1, j0 = s1.matrix(sd1, self.zero), s0.matrix(sd0, self.zero)
+        j1 = s1.matrix(sd1, self.zero)
+        if self.dead:
+            return r0 + load * (r1 - r0), r1 - r0, j1.tocsc(), sd1
+        j0 = s0.matrix(sd0, self.zero)
         return r0 + load * (r1 - r0), r1 - r0, (j0 + load * (j1 - j0)).tocsc(), sd1
 
     def norms(self, rows: np.ndarray, load: float) -> tuple[float, float]:

@@ -174,6 +174,8 @@ def settle(model, group: str, times=(1.0,)) -> Holds:
     multipliers), and what to do about them (the module docstring): refuse, hold the free
     motions that the loads leave alone at one node, or solve on (loads that turn with the
     structure restrain it) with its free translations held."""
+    from rodsim.case_summary import vector_text  # the summary's vectors, round-off as 0
+
     fixed = model.fixed.copy()
     notes = []
     for fm in free_motions(model, group, times):
@@ -204,7 +206,7 @@ def settle(model, group: str, times=(1.0,)) -> Holds:
                 fixed,
                 notes,
                 f"no equilibrium: {part}), and its loads have a net force "
-                f"{_vector(pure[:3] @ along)} along its free translations; hold it "
+                f"{vector_text(pure[:3] @ along)} along its free translations; hold it "
                 "(boundary fix entries, supports) or balance the loads",
             )
         if not fm.forces:
@@ -226,11 +228,6 @@ def settle(model, group: str, times=(1.0,)) -> Holds:
             f"turn with it and may balance, as a pendulum's do: solved as it is{held}"
         )
     return Holds(fixed, notes, None)
-
-
-def _vector(v) -> str:
-    v = np.where(np.abs(v) <= 1e-12 * np.abs(v).max(), 0.0, v) + 0.0
-    return "(" + ", ".join(f"{c:.6g}" for c in v) + ")"
 
 
 def _holds(model, fm: FreeMotions, basis: np.ndarray) -> tuple[int, list[int]]:
