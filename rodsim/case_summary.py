@@ -13,6 +13,10 @@ from rodsim.model.forces import load_totals
 from rodsim.writers.frame import Frame
 
 
+def _bound(value, auto: str) -> str:
+    return auto if value == "auto" else f"{value:.6g}"
+
+
 def _split_note(prep) -> str:
     """', 2 split at load kinks' when steps hold kinks (docs/explicit_scheme.md)."""
     n = split_steps(prep.setup.model.kinks, prep.plan.dt, prep.plan.n_steps)
@@ -217,6 +221,16 @@ def _solver_lines(prep, k: int) -> list[str]:
     elif s.eigen is not None:
         what = "modes" if p.kind == "modal" else "buckling modes"
         lines.append(f"output    1 frame (the reference), then the {what}")
+    elif s.adaptive is not None:
+        a = s.adaptive
+        lines += [
+            f"time      t_end {s.t_end:.6g}, adaptive steps from {p.first:.6g} "
+            f"({p.first / p.stable_dt:.3g} x stable-step estimate {p.stable_dt:.6g}), "
+            f"tol {a.tol:.3g}, energy_tol {a.energy_tol:.3g}, steps "
+            f"{_bound(a.dt_min, '1e-6 x the first')} to {_bound(a.dt_max, 'the interval')}"
+            + (", energy-conserving" if s.conserving else ""),
+            f"output    {p.n_frames} frames, every {p.dt:.6g}",
+        ]
     else:
         lines += [
             f"time      t_end {s.t_end:.6g}, dt {p.dt:.6g} "

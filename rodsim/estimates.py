@@ -15,6 +15,7 @@ assumed (ITERATIONS); benchmarks/estimates.py compares them.
 """
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,6 +124,14 @@ NEWTON = {
 # pseudo-time continuation many more (the second of bend45: 61). Equilibrium estimates are
 # the roughest: off by the ratio of the iterations taken to these.
 ITERATIONS = {"implicit": 3, "equilibrium": 5}
+# One adaptive implicit step (rodsim.integrators.adaptive: ~10 residual evaluations, a share
+# of the Jacobians, rebalancing solves): fixed, per rod element, per plate element; measured
+# on inputs/violent_pulse at 20, 80 and 320 elements (0.47, 1.1, 3.9 ms a step; plates: the
+# rod's per-element cost times the explicit step's plate/rod ratio). How many steps the
+# motion needs the case does not tell: the estimate takes a mean step of ADAPTIVE_RATIO x the
+# explicit stable-step estimate (the violent pulse: 14).
+ADAPTIVE_STEP = (2.5e-4, 1.13e-5, 5.7e-5)
+ADAPTIVE_RATIO = 10.0
 FRAME = (4.7e-3, 1.45e-6, 2.9e-6)  # writing a frame to the results file: fixed, per node, plate
 VTK_FRAME = (2.4e-3, 4.8e-6, 0.5e-6)  # ... and to the ParaView series
 # Compressing a frame: per compressed dataset, per compressed byte (gzip at level 4; lzf's
@@ -181,6 +190,9 @@ def run_time(prep) -> RunTime:
         if p.parallel:
             per_step *= PARALLEL
         kind = f"explicit order {order}, {group}" + (", parallel" if p.parallel else "")
+    elif p.kind == "implicit" and s.adaptive is not None:
+        per_step = _cost(ADAPTIVE_STEP, e, n_plates)
+        kind = f"implicit, adaptive steps, assumed {ADAPTIVE_RATIO:.3g} x the stable step"
     else:
         # modal, buckling: their equilibrium's steps
         row = "equilibrium" if p.kind in ("modal", "buckling") else p.kind
@@ -195,7 +207,10 @@ def run_time(prep) -> RunTime:
         per_dataset, per_byte = COMPRESS[compression]
         datasets, data = _compressed(prep.setup.mesh, output.compression)
         per_frame += per_dataset * datasets + per_byte * data
-    steps, frames = p.n_steps * per_step, p.n_frames * per_frame
+    n_steps = p.n_steps
+    if p.kind == "implicit" and s.adaptive is not None and math.isfinite(p.stable_dt):
+        n_steps = max(p.n_steps, math.ceil(p.t_end / (ADAPTIVE_RATIO * p.stable_dt)))
+    steps, frames = n_steps * per_step, p.n_frames * per_frame
     return RunTime(START + steps + frames, kind, steps, frames)
 
 

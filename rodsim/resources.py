@@ -84,12 +84,13 @@ EXPLICIT = Items(192 + 8 + 336 + 32 + 48, 96, 0)
 EXPLICIT_SE3_ONLY = Items(336, 0, 0)
 
 # Implicit scheme and equilibrium (rodsim.integrators.implicit): the state 192 (equilibrium:
-# x, rot 96 and the residual rows), quat 32, xi 48; the complex128 Work xb, x1, f, tau 48
-# each, rb, r1 144 each, qb, q1 64 each, reaction 96; Pattern indptr, col_ptr, color_nodes
-# 24 per node. Per element its complex strains and viscous resultants (E,3) x 4, 192; per
-# plate (P,4,3) x 4, (P,4,2) x 2, (P,4) x 2 complex, 1152.
+# x, rot 96 and the residual rows), quat 32, xi 48; the complex128 Work xb, x1, f, tau, and
+# the energy correction's fe, te, f2, t2 48 each, rb, r1 144 each, qb, q1 64 each, reaction
+# 96; Pattern indptr, col_ptr, color_nodes 24 per node. Per element its complex strains and
+# viscous resultants (E,3) x 4, 192; per plate (P,4,3) x 4, (P,4,2) x 2, (P,4) x 2 complex,
+# 1152.
 IMPLICIT = Items(
-    192 + 32 + 48 + 4 * 48 + 2 * 144 + 2 * 64 + 96 + 24, 4 * 48, 4 * 192 + 2 * 128 + 2 * 64
+    192 + 32 + 48 + 8 * 48 + 2 * 144 + 2 * 64 + 96 + 24, 4 * 48, 4 * 192 + 2 * 128 + 2 * 64
 )
 # Per 6x6 Jacobian block: data 288 + Pattern indices, col_rows, col_blocks 24.
 IMPLICIT_BLOCK = 288 + 24

@@ -17,7 +17,8 @@ at it, so a crash while one is written leaves the other, an older state. Per slo
 - datasets: ``x`` (N,3), ``rot`` (N,3,3) rotation matrices (columns d1 d2 d3), and per kind
   ``p``, ``pi`` (N,3) spatial momenta (explicit, implicit), ``quat`` (N,4) the solver's own
   quaternions (implicit, equilibrium), ``xi`` (N,6) the last step velocity, Newton's first
-  guess (implicit), ``last`` (N,3) the last path step's translations (path following, whose
+  guess (implicit), with adaptive steps ``xi_before`` (N,6) and ``control`` (the controller's
+  scalars, CONTROL), ``last`` (N,3) the last path step's translations (path following, whose
   ``t0`` is the arc length travelled and ``dt`` the next step's length).
 
 Later physics with state of its own (friction history, bodies, joint multipliers) add their
@@ -45,7 +46,15 @@ DESCRIPTIONS = {
     "pi": "(N,3) spatial angular momenta",
     "quat": "(N,4) the solver's unit quaternions of rot (w, x, y, z)",
     "xi": "(N,6) the last step's body velocity, Newton's first guess of the next step",
+    "xi_before": "(N,6) adaptive steps: the step velocity of the step before the last",
+    "control": "adaptive steps: the controller's state (rodsim.restart.CONTROL)",
 }
+# the adaptive controller's scalars, in the order of the array `control`
+CONTROL = (
+    "h", "h_last", "h_before", "known", "energy_error", "energy_max", "kinetic", "internal",
+    "accepted", "rejected",
+)  # fmt: skip
+INTEGERS = ("known", "accepted", "rejected")
 
 
 class RestartState(NamedTuple):
@@ -72,6 +81,12 @@ def of_dynamic(run, kind: str, every: int) -> RestartState:
     dt = run.settings.dt if kind == "explicit" else run.dt
     if kind == "implicit":
         arrays |= {"quat": run.quat, "xi": run.xi}
+        c = run.control
+        if c is not None:
+            arrays |= {
+                "xi_before": c.xi_before,
+                "control": np.array([float(getattr(c, k)) for k in CONTROL]),
+            }
     return RestartState(
         kind,
         0,
@@ -83,6 +98,32 @@ def of_dynamic(run, kind: str, every: int) -> RestartState:
         {k: np.array(v, dtype=float) for k, v in arrays.items()},
         int(every),
     )
+
+
+def steps_taken(state: "RestartState | None") -> int:
+    """The time steps (or load steps) a state's analysis step has taken: with adaptive steps
+    the controller's accepted steps, else count (0 for None)."""
+    if state is None:
+        return 0
+    control = state.arrays.get("control") if state.arrays else None
+    if control is not None:
+        return int(control[CONTROL.index("accepted")])
+    return int(state.count)
+
+
+def resume_control(control, state: RestartState) -> None:
+    """Set an adaptive controller (rodsim.integrators.adaptive.Control) to the state saved in
+    a restart state; its Jacobian is formed anew at the first step."""
+    a = state.arrays
+    if "control" not in a:
+        return
+    for name, value in zip(CONTROL, a["control"], strict=True):
+        setattr(
+            control,
+            name,
+            int(value) if name in ("known", "accepted", "rejected", "jacobians") else float(value),
+        )
+    control.xi_before[:] = a["xi_before"]
 
 
 def of_equilibrium(eq, count: int) -> RestartState:

@@ -393,7 +393,8 @@ DATASETS = (
         (),
         "dt",
         "time",
-        "time step; equilibrium: the last pseudo-time step of the load step (inf when Newton "
+        "time step (adaptive implicit steps: the last step before the frame); equilibrium: "
+        "the last pseudo-time step of the load step (inf when Newton "
         "alone converged); path following: the step's arc length",
     ),
     _D(
@@ -402,7 +403,8 @@ DATASETS = (
         "iterations",
         "count",
         "explicit: largest nodal rotation-solve iteration count since the previous frame; "
-        "implicit: largest Newton iteration count of the steps since the previous frame; "
+        "implicit: largest Newton iteration count of the steps since the previous frame "
+        "(adaptive: a step's solves together); "
         "equilibrium: Newton iterations of the load step",
     ),
     _D(

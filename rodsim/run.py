@@ -27,6 +27,7 @@ from rodsim.errors import (
     RodsimError,
 )
 from rodsim.integrators.planning import Plan, plan
+from rodsim.restart import steps_taken
 from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter
 from rodsim.writers.frame import Frame
 from rodsim.writers.mode_series import write_mode_series
@@ -289,7 +290,7 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch, resume) 
         status, detail = INTERRUPTED, watch.name
     if not prep.steps and last is not None and last.restart is not None:
         # the steps taken, as the solver counted them (a path ends where it reaches its end)
-        n_steps = last.restart.count - (resume.count if resume is not None else 0)
+        n_steps = steps_taken(last.restart) - steps_taken(resume)
     with watch.deferred():
         series_error = _close(writer, series, status, detail)
     if series_error is not None and status == INTERRUPTED:  # the signal is the news

@@ -167,6 +167,15 @@ def resume_state(prep, path):
             "scheme",
             key="solver.analysis",
         )
+    adaptive = sp.case.settings.solver.adaptive is not None
+    if kind == "implicit" and adaptive != ("control" in state.arrays):
+        raise CaseError(
+            f"{path} holds the state of an implicit run with "
+            f"{'adaptive' if 'control' in state.arrays else 'fixed'} steps; this case takes "
+            f"{'adaptive' if adaptive else 'fixed'} ones: continue it with the same "
+            "solver.adaptive (given or not)",
+            key="solver.adaptive",
+        )
     done = restart_time(state)
     if kind != "equilibrium" and sp.plan.t_end < done * (1 - 1e-12):
         raise CaseError(

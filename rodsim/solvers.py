@@ -15,7 +15,7 @@ import numpy as np
 
 from rodsim import restart
 from rodsim.case.imperfection import displaced
-from rodsim.integrators import dynamics, equilibrium, implicit, modal, path
+from rodsim.integrators import adaptive, dynamics, equilibrium, implicit, modal, path
 from rodsim.interrupts import StopRequested
 from rodsim.model import forces
 from rodsim.output import dynamic_frame, static_frame
@@ -88,11 +88,27 @@ def _start_implicit(prep, begin=None):
         max_iter=s.newton.max_iter,
         t0=begin.t0 if resume else 0.0,
         step=begin.count if resume else 0,
+        conserve=s.conserving,
+        steps=_adaptive_settings(s, prep.plan),
+        h0=prep.plan.first,
     )
     if resume:
         run.quat[:] = begin.arrays["quat"]
         run.xi[:] = begin.arrays["xi"]
+        if run.control is not None:
+            restart.resume_control(run.control, begin)
     return run
+
+
+def _adaptive_settings(s, plan):
+    """The adaptive.Settings of solver.adaptive (None: fixed steps), dt_min and dt_max
+    resolved: auto is 1e-6 x the first step, and the frame interval."""
+    a = s.adaptive
+    if a is None:
+        return None
+    largest = plan.dt if a.dt_max == "auto" else min(float(a.dt_max), plan.dt)
+    smallest = 1e-6 * plan.first if a.dt_min == "auto" else float(a.dt_min)
+    return adaptive.Settings(a.tol, a.energy_tol, smallest, largest, a.grow)
 
 
 def _start_explicit(prep, begin=None):
@@ -160,7 +176,9 @@ def _handed(begin):
 def _dynamic_record(run, p):
     """The frame of a running integration with its restart state."""
     state = restart.of_dynamic(run, p.kind, p.steps_per_frame)
-    return dataclasses.replace(dynamic_frame(run, p.dt), restart=state)
+    control = getattr(run, "control", None)
+    dt = p.dt if control is None or not control.h_last else control.h_last
+    return dataclasses.replace(dynamic_frame(run, dt), restart=state)
 
 
 def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None):

@@ -173,7 +173,7 @@ def test_legendre_transforms_match_finite_differences(group):
     rows, post = solver.residual(sd, xi)  # with P_k = 0: rows = -D1 L_d, spatial
     x1, r1 = solver.work.x1.real.copy(), solver.work.r1.real.copy()
     p1, pi1 = np.zeros((model.n_nodes, 3)), np.zeros((model.n_nodes, 3))
-    implicit._momenta_after(r0, xi, post, h, solver.se3, np.zeros_like(model.fixed), p1, pi1)
+    implicit.momenta_after(r0, xi, post, h, solver.se3, np.zeros_like(model.fixed), p1, pi1)
 
     e = 1e-6
     d1, d2 = np.zeros((model.n_nodes, 6)), np.zeros((model.n_nodes, 6))

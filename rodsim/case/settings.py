@@ -267,6 +267,17 @@ class Newton:
 
 
 @dataclass(frozen=True)
+class AdaptiveSettings:
+    """solver.adaptive (docs/implicit_scheme.md, "Adaptive steps")."""
+
+    tol: float
+    energy_tol: float
+    dt_min: float | Literal["auto"]
+    dt_max: float | Literal["auto"]
+    grow: float
+
+
+@dataclass(frozen=True)
 class PathSettings:
     """solver.equilibrium.path (docs/path_following.md): the method, the node set and
     translation component whose displacement ends (arc_length) or controls (displacement) the
@@ -313,6 +324,16 @@ class Solver:
     rotation_tol: float
     modal: ModalSettings
     buckling: ModalSettings
+    adaptive: AdaptiveSettings | None = None
+    conserve_energy: bool | Literal["auto"] = "auto"
+
+    @property
+    def conserving(self) -> bool:
+        """The implicit scheme's steps are energy-consistent: conserve_energy, or auto with
+        adaptive steps."""
+        if self.conserve_energy == "auto":
+            return self.adaptive is not None
+        return bool(self.conserve_energy)
 
     @property
     def eigen(self) -> ModalSettings | None:

@@ -89,6 +89,76 @@ def _step_count(data, path: Path):
 _step_count.__doc__ = "t_end is given for analysis: dynamic, and t_end / dt is finite"
 
 
+def _adaptive_implicit(data, path: Path):
+    a = data["adaptive"]
+    implicit = data["scheme"] == "implicit" and data["analysis"] == "dynamic"
+    if data["conserve_energy"] is True and not implicit:
+        raise fail(
+            (*path, "conserve_energy"),
+            "energy-conserving steps are the implicit scheme's: expected scheme: implicit "
+            "with analysis: dynamic, or conserve_energy: auto",
+        )
+    if a is None:
+        return
+    if not implicit:
+        raise fail(
+            (*path, "adaptive"),
+            "adaptive steps are the implicit scheme's: expected scheme: implicit with "
+            "analysis: dynamic (the explicit scheme's step is its stable step)",
+        )
+    if a.dt_min != "auto" and a.dt_max != "auto" and a.dt_min > a.dt_max:
+        raise fail(
+            (*path, "adaptive", "dt_min"),
+            f"expected dt_min <= dt_max = {a.dt_max:g}, got {a.dt_min:g}",
+        )
+
+
+_adaptive_implicit.__doc__ = (
+    "adaptive and conserve_energy: true are given with scheme: implicit, analysis: dynamic"
+)
+
+ADAPTIVE = Record(
+    (
+        Field(
+            "tol",
+            Number(ge=0, dim="1"),
+            "local error tolerance: the RMS over nodes of a step's predictor-corrector "
+            "difference h |xi - xi_p| (translations over the structure's size, rotations in "
+            "radians); 0: no local error control",
+            default=1e-3,
+        ),
+        Field(
+            "energy_tol",
+            Number(gt=0, dim="1"),
+            "with conserve_energy: bound of the energy balance error summed over the run "
+            "(kinetic plus elastic energy less the work of the loads and the damping), "
+            "relative to the largest kinetic plus elastic energy so far; every step is solved "
+            "again, or taken smaller, until the sum is within it (docs/implicit_scheme.md)",
+            default=1e-4,
+        ),
+        Field(
+            "dt_min",
+            Either((Constant("auto"), positive("time"))),
+            "smallest step: below it the run stops (exit 3); auto: 1e-6 x the first step",
+            default="auto",
+        ),
+        Field(
+            "dt_max",
+            Either((Constant("auto"), positive("time"))),
+            "largest step; auto: the frame interval",
+            default="auto",
+        ),
+        Field(
+            "grow",
+            Number(gt=1, le=10, dim="1"),
+            "the most a step grows over the one before",
+            default=2.0,
+        ),
+    ),
+    into=settings.AdaptiveSettings,
+)
+
+
 def _reachable(rows, path: Path):
     if len(rows) > 2:
         raise fail(path, f"expected one or two [frequency, ratio] targets, got {len(rows)}")
@@ -261,6 +331,23 @@ SOLVER = Record(
             default=FILLED,
         ),
         Field(
+            "adaptive",
+            ADAPTIVE,
+            "implicit scheme: steps of varying size, cut on a Newton failure, a local error "
+            "or an energy balance beyond its bound and regrown when Newton is easy "
+            '(docs/implicit_scheme.md, "Adaptive steps"); dt is the first step and frames '
+            "fall on output.interval",
+            optional=True,
+        ),
+        Field(
+            "conserve_energy",
+            Either((Constant("auto"), Boolean())),
+            "implicit scheme: make each step's elastic forces energy-consistent "
+            '(docs/implicit_scheme.md, "Energy-conserving steps"); auto: with adaptive '
+            "steps",
+            default="auto",
+        ),
+        Field(
             "equilibrium",
             Record(
                 (
@@ -337,7 +424,7 @@ SOLVER = Record(
             default=FILLED,
         ),
     ),
-    rules=(_step_count,),
+    rules=(_step_count, _adaptive_implicit),
     into=settings.Solver,
 )
 

@@ -17,11 +17,13 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from scipy.sparse.linalg import splu
 
 from rodsim.errors import NumericalError
+from rodsim.integrators import adaptive
 from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import Diagnostics, diagnostics
 from rodsim.integrators.explicit import GROUPS, StateArrays
 from rodsim.integrators.planning import next_split
 from rodsim.integrators.sparsity import Pattern, make_pattern
+from rodsim.integrators.vi_state import body_momenta, momenta_after, quaternions, rotations
 from rodsim.jit import kernel, switch
 from rodsim.lie import so3
 from rodsim.model import forces
@@ -146,7 +148,11 @@ class Solver:
             if it == max_iter:
                 break
             try:
-                delta = splu(self.matrix(sd, xi)).solve(-rows.ravel()).reshape(-1, 6)
+                delta = (
+                    splu(self.matrix(sd._replace(conserve=0), xi))
+                    .solve(-rows.ravel())
+                    .reshape(-1, 6)
+                )
             except RuntimeError:  # singular matrix (a mechanism: unsupported rigid motion)
                 return Newton(it, norm, reference, tuple(history), False), post
             if math.isfinite(limit):
@@ -285,51 +291,6 @@ def applied_norm(solver: Solver, x, rot, t: float) -> float:
 # --- dynamics -------------------------------------------------------------------------------
 
 
-@kernel
-def _momenta_after(rot, xi, post, h, se3, fixed, p, pi):
-    """Spatial momenta at k+1 from mu - h W (N,6) right-trivialised at k: Ad_tau^T mapped by
-    Lambda_k+1 = Lambda_k R_tau, i.e. pi = Lambda_k (y_w + y_v x a_tau), p = Lambda_k y_v (SE3);
-    pi = Lambda_k y_w, p = y_v (SO3xR3). Supported components are zeroed (the support holds
-    them), as in the explicit scheme."""
-    for a in range(rot.shape[0]):
-        r = so3.mat_at(rot, a)
-        y_v = (post[a, 0], post[a, 1], post[a, 2])
-        y_w = (post[a, 3], post[a, 4], post[a, 5])
-        if se3:
-            pw = (h * xi[a, 3], h * xi[a, 4], h * xi[a, 5])
-            pv = (h * xi[a, 0], h * xi[a, 1], h * xi[a, 2])
-            a_tau = so3.matvec(so3.i_minus_half_hat_inv(pw), pv)
-            y_w = so3.add(y_w, so3.cross(y_v, a_tau))
-            y_v = so3.matvec(r, y_v)
-        y_w = so3.matvec(r, y_w)
-        for k in range(3):
-            p[a, k] = 0.0 if fixed[a, k] else y_v[k]
-            pi[a, k] = 0.0 if fixed[a, 3 + k] else y_w[k]
-
-
-@kernel
-def body_momenta(rot, p, pi, se3, mom):
-    """Right-trivialised momenta (N,6) (translation first) of spatial p, pi at rot."""
-    for a in range(rot.shape[0]):
-        r = so3.mat_at(rot, a)
-        lin = (p[a, 0], p[a, 1], p[a, 2])
-        if se3:
-            lin = so3.matTvec(r, lin)
-        ang = so3.matTvec(r, (pi[a, 0], pi[a, 1], pi[a, 2]))
-        for k in range(3):
-            mom[a, k] = lin[k]
-            mom[a, 3 + k] = ang[k]
-
-
-@kernel
-def quaternions(rot, quat):
-    """quat (N,4) = Spurrier quaternions of rot (N,3,3)."""
-    for a in range(rot.shape[0]):
-        q = so3.quat_from_matrix(so3.mat_at(rot, a))
-        for k in range(4):
-            quat[a, k] = q[k]
-
-
 @dataclass
 class Implicit:
     """A running implicit integration (the same attributes run.py reads from Explicit)."""
@@ -350,6 +311,9 @@ class Implicit:
     last: Newton | None = None
     # Model.kinks: a step across one is taken as sub-steps that end on it (planning.next_split)
     kinks: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    conserve: bool = False  # energy-consistent elastic forces (vi_residual._conserving_forces)
+    free_body: int = 0  # no support: the energy correction keeps both momenta
+    control: "adaptive.Control | None" = field(default=None, repr=False)  # adaptive steps
 
     @property
     def model(self) -> Model:
@@ -379,6 +343,9 @@ def start(
     tol: float = 1.0e-10,
     max_iter: int = 25,
     step: int = 0,
+    conserve: bool = False,
+    steps: "adaptive.Settings | None" = None,
+    h0: float | None = None,
 ) -> Implicit:
     """Set up an implicit integration from state (see dynamics.initial_state); step: the
     steps already taken from t0 (a restart: time t0 + step dt)."""
@@ -407,7 +374,11 @@ def start(
         max_iter,
         step=int(step),
         kinks=np.asarray(model.kinks, dtype=float),
+        conserve=bool(conserve),
+        free_body=int(not model.fixed.any() and model.terms.supports.node.shape[0] == 0),
     )
+    if steps is not None:
+        run.control = adaptive.start(run, steps, dt if h0 is None else h0)
     _energies(run)
     log.debug(
         "implicit %s, dt %g, %d nodes, %d colours",
@@ -429,11 +400,13 @@ def take_step(run: Implicit, t: float | None = None, h: float | None = None) -> 
     body_momenta(rot, st.p, st.pi, s.se3, mom)
     t = run.time if t is None else t
     sd = step_data(s, x, rot, quat, mom, h, t + 0.5 * h, t + h, vr.DYNAMIC)
+    if run.conserve:
+        sd = sd._replace(conserve=1, u0=forces.energies(m.terms, x, rot, t)[0])
     # reference: the momenta and the impulse of the forces over the step
     static = step_data(s, x, rot, quat, mom, 1.0, t + 0.5 * h, t + h, vr.STATIC)
-    forces, _ = s.residual(static, np.zeros_like(run.xi))
-    forces[m.fixed] = 0.0  # constraint rows there (lengths), not forces
-    reference = max(weighted_norm(mom, s.length), abs(h) * weighted_norm(forces, s.length), 1e-300)
+    loads, _ = s.residual(static, np.zeros_like(run.xi))
+    loads[m.fixed] = 0.0  # constraint rows there (lengths), not forces
+    reference = max(weighted_norm(mom, s.length), abs(h) * weighted_norm(loads, s.length), 1e-300)
     xi = run.xi.copy()
     result, post = s.newton(sd, xi, run.tol, run.max_iter, reference)
     if not result.converged:
@@ -443,23 +416,21 @@ def take_step(run: Implicit, t: float | None = None, h: float | None = None) -> 
     q = w.q1.real
     run.quat[:] = q / np.linalg.norm(q, axis=1)[:, None]
     rotations(run.quat, st.rot)
-    _momenta_after(rot, xi, post, h, s.se3, m.fixed, st.p, st.pi)
+    momenta_after(rot, xi, post, h, s.se3, m.fixed, st.p, st.pi)
     run.xi[:] = xi
     return result
 
 
-@kernel
-def rotations(quat, rot):
-    """rot (N,3,3) = rotation matrices of the unit quaternions quat (N,4)."""
-    for a in range(quat.shape[0]):
-        r = so3.matrix_from_quat((quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3]))
-        for i in range(3):
-            for j in range(3):
-                rot[a, i, j] = r[3 * i + j]
-
-
 def advance(run: Implicit, n_steps: int) -> None:
-    """Advance n_steps steps; NumericalError with advice if a Newton solve fails."""
+    """Advance n_steps steps (adaptive: n_steps frame intervals dt, each in steps of the
+    controller's size); NumericalError with advice if a Newton solve fails."""
+    if run.control is not None:
+        for _ in range(int(n_steps)):
+            end = run.t0 + (run.step + 1) * run.dt
+            adaptive.advance_to(run, run.control, run.time, end, run.kinks)
+            run.step += 1
+        _energies(run)
+        return
     for _ in range(int(n_steps)):
         split = next_split(run.kinks, run.t0, run.dt, run.step, run.step + 1)
         if split is None:

@@ -36,6 +36,7 @@ class Plan:
     parallel: bool
     kind: str = "explicit"
     t_end: float = 0.0
+    first: float = 0.0  # adaptive implicit steps: the first step (dt is the frame interval)
 
     @property
     def n_frames(self) -> int:
@@ -72,6 +73,8 @@ def plan(case, model, n_elements: int) -> Plan:
     t_end = s.t_end
     implicit = s.scheme == "implicit"
     interval = out.interval
+    if s.adaptive is not None:
+        return _adaptive_plan(s, out, model, stable, t_end)
     given_interval = interval is not None
     if interval is None and out.every is None:
         interval = t_end / 100.0
@@ -139,6 +142,38 @@ def plan(case, model, n_elements: int) -> Plan:
         parallel and not implicit,
         s.kind,
         float(t_end),
+    )
+
+
+def _adaptive_plan(s, out, model, stable: float, t_end: float) -> Plan:
+    """Adaptive implicit steps: the plan's step is the frame interval (one per frame), the
+    controller's steps are inside it; the first is dt (auto: the stable-step estimate)."""
+    if out.every is not None:
+        raise CaseError(
+            "output.every counts time steps, which adaptive steps do not fix: give "
+            "output.interval (simulated time between frames)",
+            key="output.every",
+        )
+    n_frames = max(1, math.ceil(t_end / (out.interval or t_end / 100.0) * (1 - 1e-9)))
+    interval = t_end / n_frames
+    if s.dt != "auto":
+        first = float(s.dt)
+    elif math.isfinite(stable):
+        first = float(stable)
+    else:
+        raise CaseError(
+            "dt: auto needs a stable-step estimate, and the model has no elastic element; "
+            "give dt (the first adaptive step)",
+            key="solver.dt",
+        )
+    a = s.adaptive
+    largest = interval if a.dt_max == "auto" else min(float(a.dt_max), interval)
+    n_check = max(1, math.ceil(t_end / largest))
+    _check_cayley_steps(
+        model, np.linspace(0.0, t_end, n_check + 1), "time step", "solver.adaptive.dt_max"
+    )
+    return Plan(
+        interval, n_frames, 1, float(stable), False, s.kind, float(t_end), min(first, largest)
     )
 
 

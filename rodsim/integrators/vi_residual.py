@@ -57,6 +57,9 @@ class StepData(NamedTuple):
     mode: int
     se3: int
     dynamic: bool | None
+    conserve: int = 0
+    u0: float = 0.0
+    free_body: int = 0
 
 
 class Work(NamedTuple):
@@ -75,11 +78,16 @@ class Work(NamedTuple):
     reaction: np.ndarray
     end: fterms.Strains
     res: fterms.Resultants
+    fe: np.ndarray
+    te: np.ndarray
+    f2: np.ndarray
+    t2: np.ndarray
 
 
-def make_work(terms: fterms.ForceTerms, n_nodes: int) -> Work:
-    """complex128 scratch for a model of n_nodes nodes and force terms `terms`."""
-    c = np.complex128
+def make_work(terms: fterms.ForceTerms, n_nodes: int, dtype=np.complex128) -> Work:
+    """Scratch (complex128: the Jacobian's; float64: real residuals) for a model of n_nodes
+    nodes and force terms `terms`."""
+    c = dtype
     n = n_nodes
     return Work(
         np.zeros((n, 3), c),
@@ -93,6 +101,10 @@ def make_work(terms: fterms.ForceTerms, n_nodes: int) -> Work:
         np.zeros((n, 6), c),
         fterms.make_strains(terms, c),
         fterms.make_resultants(terms, c),
+        np.zeros((n, 3), c),
+        np.zeros((n, 3), c),
+        np.zeros((n, 3), c),
+        np.zeros((n, 3), c),
     )
 
 
@@ -174,13 +186,120 @@ def configurations(sd, xi, w):
 
 
 @kernel
-def forces(terms, sd, xi, w):
+def forces(m, terms, sd, xi, w):
     """The force terms (rodsim.model.forces) at the configuration xb, rb into w.f, w.tau; in
     dynamics plus the damping forces of the step g_k -> g_k+1 (Lagrange-d'Alembert forces
     through the midpoint, orthogonal to rigid motions, so both momenta stay exact)."""
+    if sd.mode == DYNAMIC and sd.conserve:
+        _conserving_forces(m, terms, sd, xi, w)
+        return
     fterms.forces(terms, w.xb, w.rb, w.qb, sd.t, w.f, w.tau, fterms.ALL)
     if sd.mode == DYNAMIC:
         _step_damping(terms.damped, terms, sd, xi, w)
+
+
+ELASTIC = fterms.INTERNAL | fterms.GROUND
+
+
+@kernel(inline="always")
+def spatial_increment(sd, xi, a):
+    """Node a's spatial Cayley vector of the step, Lambda_k h xi_rot: cay of it turns Lambda_k
+    into Lambda_k+1 (the rotation's conjugate of the spatial moments in the step's work)."""
+    return so3.matvec(so3.mat_at(sd.rot, a), so3.scale(sd.h, _vec(xi, a, 3)))
+
+
+@kernel
+def _conserving_forces(m, terms, sd, xi, w):
+    """The forces of the step with the elastic ones made energy-consistent (docs/
+    implicit_scheme.md, "Energy-conserving steps"): F_e(g_bar) + kappa M d, with d the step's
+    increments (x_k+1 - x_k, spatial Cayley vectors), M the lumped masses (rotary: the mean
+    of the nodal inertia's diagonal) and kappa such that the elastic forces' work over the
+    step is exactly -(U_k+1 - U_k). Skipped where the midpoint rule's energy error is at
+    round-off. Loads and damping are as in the midpoint VI."""
+    u1 = fterms.forces(terms, w.x1, w.r1, w.q1, sd.t, w.f2, w.t2, ELASTIC)[0]
+    fterms.forces(terms, w.xb, w.rb, w.qb, sd.t, w.fe, w.te, ELASTIC)
+    fterms.forces(terms, w.xb, w.rb, w.qb, sd.t, w.f2, w.t2, fterms.APPLIED)
+    n = xi.shape[0]
+    for a in range(n):
+        for k in range(3):
+            w.f[a, k] = w.fe[a, k] + w.f2[a, k]
+            w.tau[a, k] = w.te[a, k] + w.t2[a, k]
+    _step_damping(terms.damped, terms, sd, xi, w)
+    work = 0.0 * xi[0, 0]
+    for a in range(n):  # increments into f2 (translations) and t2 (spatial Cayley vectors)
+        c = spatial_increment(sd, xi, a)
+        for k in range(3):
+            w.f2[a, k] = w.x1[a, k] - sd.x[a, k]
+            w.t2[a, k] = c[k]
+            work = work + w.fe[a, k] * w.f2[a, k] + w.te[a, k] * c[k]
+    if sd.free_body:
+        _without_rigid_motion(m, w)
+    den = 0.0 * xi[0, 0]
+    for a in range(n):
+        j = (m.inertia[a, 0, 0] + m.inertia[a, 1, 1] + m.inertia[a, 2, 2]) / 3.0
+        for k in range(3):
+            den = den + m.mass[a] * w.f2[a, k] * (w.x1[a, k] - sd.x[a, k])
+        den = den + j * so3.dot(_vec(w.t2, a, 0), spatial_increment(sd, xi, a))
+    miss = -(u1 - sd.u0) - work
+    size = abs(u1.real) + abs(sd.u0) + abs(work.real)
+    if abs(miss.real) <= ROUNDOFF * size or den.real <= 0.0:
+        return
+    kappa = miss / den
+    for a in range(n):
+        j = (m.inertia[a, 0, 0] + m.inertia[a, 1, 1] + m.inertia[a, 2, 2]) / 3.0
+        for k in range(3):
+            w.f[a, k] += kappa * m.mass[a] * w.f2[a, k]
+            w.tau[a, k] += kappa * j * w.t2[a, k]
+
+
+@kernel
+def _without_rigid_motion(m, w):
+    """Remove from the increments (w.f2, w.t2) their rigid part, M-orthogonally: the mean
+    translation and the rotation about the mass centre at the midpoint positions w.xb, so
+    that the correction has no resultant force or moment (a free structure's momenta)."""
+    n = w.xb.shape[0]
+    total = 0.0
+    centre = (0.0 * w.xb[0, 0], 0.0 * w.xb[0, 0], 0.0 * w.xb[0, 0])
+    shift = centre
+    for a in range(n):
+        total += m.mass[a]
+        centre = so3.add(centre, so3.scale(m.mass[a], _vec(w.xb, a, 0)))
+        shift = so3.add(shift, so3.scale(m.mass[a], _vec(w.f2, a, 0)))
+    if total <= 0.0:
+        return
+    centre = so3.scale(1.0 / total, centre)
+    shift = so3.scale(1.0 / total, shift)
+    zero = 0.0 * centre[0]
+    rhs = (zero, zero, zero)
+    g00, g01, g02, g11, g12, g22 = zero, zero, zero, zero, zero, zero
+    for a in range(n):
+        r = so3.sub(_vec(w.xb, a, 0), centre)
+        j = (m.inertia[a, 0, 0] + m.inertia[a, 1, 1] + m.inertia[a, 2, 2]) / 3.0
+        mr = m.mass[a]
+        rr = so3.dot(r, r)
+        g00 += mr * (rr - r[0] * r[0]) + j
+        g11 += mr * (rr - r[1] * r[1]) + j
+        g22 += mr * (rr - r[2] * r[2]) + j
+        g01 -= mr * r[0] * r[1]
+        g02 -= mr * r[0] * r[2]
+        g12 -= mr * r[1] * r[2]
+        rhs = so3.add(rhs, so3.scale(mr, so3.cross(r, so3.sub(_vec(w.f2, a, 0), shift))))
+        rhs = so3.add(rhs, so3.scale(j, _vec(w.t2, a, 0)))
+    gram = (g00, g01, g02, g01, g11, g12, g02, g12, g22)
+    omega = so3.solve3(gram, rhs)
+    for a in range(n):
+        r = so3.sub(_vec(w.xb, a, 0), centre)
+        _put(w.f2, a, 0, so3.sub(so3.sub(_vec(w.f2, a, 0), shift), so3.cross(omega, r)))
+        _put(w.t2, a, 0, so3.sub(_vec(w.t2, a, 0), omega))
+
+
+ROUNDOFF = 64.0 * 2.220446049250313e-16  # energy differences below this (relative): round-off
+
+
+@kernel
+def step_damping(terms, sd, xi, w):
+    """Add the damping forces of the step (at the converged xi) to w.f, w.tau."""
+    _step_damping(terms.damped, terms, sd, xi, w)
 
 
 @kernel
@@ -306,7 +425,7 @@ def residual(m, terms, sd, xi, w, out, post):
     Only the force evaluation depends on the terms: the node passes are kernels of their own,
     compiled once for every model rather than once per combination of force terms."""
     configurations(sd, xi, w)
-    forces(terms, sd, xi, w)
+    forces(m, terms, sd, xi, w)
     _balance_rows(sd.dynamic, m, sd, xi, w, out, post)
     _constraint_rows(m, sd, xi, w, out)
 
