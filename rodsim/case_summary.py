@@ -226,16 +226,22 @@ def _solver_lines(prep, k: int) -> list[str]:
         lines += [
             f"time      t_end {s.t_end:.6g}, adaptive steps from {p.first:.6g} "
             f"({p.first / p.stable_dt:.3g} x stable-step estimate {p.stable_dt:.6g}), "
-            f"tol {a.tol:.3g}, energy_tol {a.energy_tol:.3g}, steps "
+            f"tol {a.tol:.3g}, steps "
             f"{_bound(a.dt_min, '1e-6 x the first')} to {_bound(a.dt_max, 'the interval')}"
-            + (", energy-conserving" if s.conserving else ""),
+            + (
+                f", energy-conserving, energy_tol {a.energy_tol:.3g}"
+                if s.conserving
+                else ", not energy-conserving"
+            ),
             f"output    {p.n_frames} frames, every {p.dt:.6g}",
         ]
     else:
         lines += [
             f"time      t_end {s.t_end:.6g}, dt {p.dt:.6g} "
             f"({p.dt / p.stable_dt:.3g} x stable-step estimate {p.stable_dt:.6g}), "
-            f"{p.n_steps} steps" + _split_note(prep),
+            f"{p.n_steps} steps"
+            + (", energy-conserving" if s.scheme == "implicit" and s.conserving else "")
+            + _split_note(prep),
             f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
         ]
     return lines

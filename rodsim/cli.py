@@ -273,11 +273,12 @@ def restart_text(h5, state) -> str:
 
     where = f"step {state.step + 1}, " if state.step else ""
     unit = "load" if state.kind == "equilibrium" else "t ="
-    step = (
-        f"load step {state.count}"
-        if state.kind == "equilibrium"
-        else f"dt {state.dt:.6g}, a frame every {state.every} steps (stored)"
-    )
+    if state.kind == "equilibrium":
+        step = f"load step {state.count}"
+    elif "control" in state.arrays:
+        step = f"adaptive steps, a frame every {state.dt:.6g} (stored)"
+    else:
+        step = f"dt {state.dt:.6g}, a frame every {state.every} steps (stored)"
     return (
         f"continuing {h5} from frame {state.frame} ({where}{unit} "
         f"{restart_time(state):.6g}), {step}"

@@ -22,6 +22,7 @@ import numpy as np
 
 from rodsim.mesh.assemble import Mesh
 from rodsim.resources import format_size
+from rodsim.restart import CONTROL
 from rodsim.results_format import MESH_DATASETS, is_present
 from rodsim.results_storage import ISTORE_K, chunk_frames, frame_layout, is_compressed
 
@@ -222,19 +223,29 @@ def results_size_of(prep) -> ResultsSize:
     compression = case.settings.output.compression
     frames = sum(sp.plan.n_frames for _, sp in prep.steps) if prep.steps else prep.plan.n_frames
     size = results_size(prep.setup.mesh, frames, compression, text)
-    kinds = [sp.plan.kind for _, sp in prep.steps] if prep.steps else [prep.plan.kind]
-    return dataclasses.replace(
-        size, bytes=size.bytes + restart_bytes(prep.setup.mesh.n_nodes, kinds)
-    )
+    steps = [sp for _, sp in prep.steps] if prep.steps else [prep]
+    kinds = [
+        "adaptive" if sp.case.settings.solver.adaptive is not None else sp.plan.kind for sp in steps
+    ]
+    return dataclasses.replace(size, bytes=size.bytes + restart_bytes(prep.setup.mesh, kinds))
 
 
-def restart_bytes(n_nodes: int, kinds) -> int:
-    """The restart/ group (rodsim.restart) of a run whose steps are of kinds: two slots of the
-    largest state, their bookkeeping (RESTART_DATASET_BYTES per dataset) included."""
+def restart_bytes(mesh: Mesh, kinds) -> int:
+    """The restart/ group (rodsim.restart) of a run whose steps are of kinds (the solver
+    kinds, "adaptive" for adaptive implicit steps): two slots of the largest state, their
+    bookkeeping (RESTART_DATASET_BYTES per dataset) included. Adaptive steps also keep the
+    Jacobian's 6x6 blocks, one per node and two per coupled node pair (rods: their elements;
+    plates: at most 6 pairs per quad)."""
+    n = mesh.n_nodes
+    blocks = n + 2 * mesh.n_elements + 12 * mesh.n_plates
     per_node = {"explicit": 18, "implicit": 28, "equilibrium": 16, "buckling": 16, "modal": 16}
+    per_node["adaptive"] = per_node["implicit"] + 6  # xi_before
     arrays = {"explicit": 4, "implicit": 6, "equilibrium": 3, "buckling": 3, "modal": 3}
-    kind = max(kinds, key=lambda k: per_node.get(k, 0))
-    return 2 * (8 * per_node[kind] * n_nodes + arrays[kind] * RESTART_DATASET_BYTES)
+    arrays["adaptive"] = 9
+    extra = {"adaptive": 36 * blocks + len(CONTROL)}
+    size = {k: 8 * (per_node[k] * n + extra.get(k, 0)) for k in per_node}
+    kind = max(kinds, key=lambda k: size.get(k, 0))
+    return 2 * (size[kind] + arrays[kind] * RESTART_DATASET_BYTES)
 
 
 def format_duration(seconds: float) -> str:

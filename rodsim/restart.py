@@ -25,6 +25,7 @@ Later physics with state of its own (friction history, bodies, joint multipliers
 arrays to the slot under their own names.
 """
 
+import math
 from typing import NamedTuple
 
 import h5py
@@ -48,11 +49,12 @@ DESCRIPTIONS = {
     "xi": "(N,6) the last step's body velocity, Newton's first guess of the next step",
     "xi_before": "(N,6) adaptive steps: the step velocity of the step before the last",
     "control": "adaptive steps: the controller's state (rodsim.restart.CONTROL)",
+    "jacobian": "adaptive steps: the Jacobian held (B,6,6), its BSR blocks",
 }
 # the adaptive controller's scalars, in the order of the array `control`
 CONTROL = (
     "h", "h_last", "h_before", "known", "energy_error", "energy_max", "kinetic", "internal",
-    "accepted", "rejected",
+    "accepted", "rejected", "partial", "h_jacobian",
 )  # fmt: skip
 INTEGERS = ("known", "accepted", "rejected")
 
@@ -85,7 +87,8 @@ def of_dynamic(run, kind: str, every: int) -> RestartState:
         if c is not None:
             arrays |= {
                 "xi_before": c.xi_before,
-                "control": np.array([float(getattr(c, k)) for k in CONTROL]),
+                "control": np.array([float(_control_value(c, k)) for k in CONTROL]),
+                "jacobian": run.solver.data,
             }
     return RestartState(
         kind,
@@ -100,6 +103,13 @@ def of_dynamic(run, kind: str, every: int) -> RestartState:
     )
 
 
+def partial(state: "RestartState") -> float:
+    """Adaptive steps: the time past the frame grid a state was saved at (a stop request
+    between frames), else 0."""
+    control = state.arrays.get("control") if state.arrays else None
+    return float(control[CONTROL.index("partial")]) if control is not None else 0.0
+
+
 def steps_taken(state: "RestartState | None") -> int:
     """The time steps (or load steps) a state's analysis step has taken: with adaptive steps
     the controller's accepted steps, else count (0 for None)."""
@@ -111,19 +121,26 @@ def steps_taken(state: "RestartState | None") -> int:
     return int(state.count)
 
 
-def resume_control(control, state: RestartState) -> None:
-    """Set an adaptive controller (rodsim.integrators.adaptive.Control) to the state saved in
-    a restart state; its Jacobian is formed anew at the first step."""
-    a = state.arrays
-    if "control" not in a:
-        return
+def _control_value(control, name: str) -> float:
+    return control.linear.h if name == "h_jacobian" else getattr(control, name)
+
+
+def resume_control(run, state: RestartState) -> None:
+    """Set a running implicit integration's adaptive controller
+    (rodsim.integrators.adaptive.Control) to the state saved in a restart state, its held
+    Jacobian factorised again from the stored blocks: the run goes on bit for bit."""
+    from rodsim.integrators import vi_newton
+
+    a, control = state.arrays, run.control
     for name, value in zip(CONTROL, a["control"], strict=True):
-        setattr(
-            control,
-            name,
-            int(value) if name in ("known", "accepted", "rejected", "jacobians") else float(value),
-        )
+        if name == "h_jacobian":
+            control.linear.h = float(value)
+        else:
+            setattr(control, name, int(value) if name in INTEGERS else float(value))
     control.xi_before[:] = a["xi_before"]
+    if math.isfinite(control.linear.h):
+        run.solver.data[:] = a["jacobian"]
+        vi_newton.factorise(run.solver, control.linear)
 
 
 def of_equilibrium(eq, count: int) -> RestartState:

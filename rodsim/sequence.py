@@ -139,7 +139,7 @@ def restart_time(state) -> float:
     """The time of a restart state in its step (equilibrium: the load multiplier)."""
     if state.kind == "equilibrium":
         return state.load
-    return state.t0 + state.count * state.dt
+    return state.t0 + state.count * state.dt + restart.partial(state)
 
 
 def resume_state(prep, path):

@@ -95,8 +95,8 @@ def _start_implicit(prep, begin=None):
     if resume:
         run.quat[:] = begin.arrays["quat"]
         run.xi[:] = begin.arrays["xi"]
-        if run.control is not None:
-            restart.resume_control(run.control, begin)
+        if run.control is not None and "control" in begin.arrays:
+            restart.resume_control(run, begin)
     return run
 
 
@@ -147,7 +147,9 @@ def _dynamic_frames(prep, progress, stop, begin=None, resume=False):
         p = resumed_plan(p, begin)
     else:
         yield _dynamic_record(run, p)
-    chunk, written = 1, run.step
+    chunk, written = 1, run.time
+    if getattr(run, "control", None) is not None:
+        run.stop = stop  # adaptive steps: a frame interval may hold many steps
     while run.step < p.n_steps:
         target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
         run.max_iterations = 0
@@ -155,7 +157,7 @@ def _dynamic_frames(prep, progress, stop, begin=None, resume=False):
             run.residual = 0.0
         while run.step < target:
             if stop():
-                if run.step != written:
+                if run.time != written:
                     yield dataclasses.replace(_dynamic_record(run, p), off_schedule=1)
                 return
             n = min(chunk, target - run.step)
@@ -165,7 +167,7 @@ def _dynamic_frames(prep, progress, stop, begin=None, resume=False):
             if progress:
                 progress(run.time, run.step, p.n_steps)
         yield _dynamic_record(run, p)
-        written = run.step
+        written = run.time
 
 
 def _handed(begin):
@@ -177,7 +179,7 @@ def _dynamic_record(run, p):
     """The frame of a running integration with its restart state."""
     state = restart.of_dynamic(run, p.kind, p.steps_per_frame)
     control = getattr(run, "control", None)
-    dt = p.dt if control is None or not control.h_last else control.h_last
+    dt = p.dt if control is None else control.h_last or control.h  # adaptive: the last step
     return dataclasses.replace(dynamic_frame(run, dt), restart=state)
 
 

@@ -324,7 +324,9 @@ class Record:
                 )
         out = {}
         for f in self.fields:
-            if f.name in value:
+            if f.name in value and value[f.name] is None and f.optional:
+                out[f.name] = None  # an optional key given as null: as if absent
+            elif f.name in value:
                 out[f.name] = f.node.check(value[f.name], (*path, f.name))
             elif f.required:
                 raise fail((*path, f.name), f"missing required key {f.name!r}")

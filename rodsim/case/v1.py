@@ -103,8 +103,9 @@ def _adaptive_implicit(data, path: Path):
     if not implicit:
         raise fail(
             (*path, "adaptive"),
-            "adaptive steps are the implicit scheme's: expected scheme: implicit with "
-            "analysis: dynamic (the explicit scheme's step is its stable step)",
+            "adaptive steps are the implicit scheme's time steps: expected scheme: implicit "
+            f"with analysis: dynamic, got scheme: {data['scheme']} with analysis: "
+            f"{data['analysis']}",
         )
     if a.dt_min != "auto" and a.dt_max != "auto" and a.dt_min > a.dt_max:
         raise fail(
@@ -258,7 +259,8 @@ SOLVER = Record(
             Either((Constant("auto"), positive("time"))),
             "time step, or auto = safety x the "
             "stable-step estimate (both schemes; give dt to take the large steps the implicit "
-            "scheme allows); equilibrium: the first pseudo-time step (auto = 10 x the "
+            "scheme allows); adaptive implicit steps: the first step (auto = the stable-step "
+            "estimate); equilibrium: the first pseudo-time step (auto = 10 x the "
             "stable-step estimate)",
             default="auto",
         ),

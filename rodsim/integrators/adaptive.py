@@ -6,10 +6,11 @@ Each step is predicted, solved, checked, and accepted or taken again smaller:
   linearly from the last two steps' midpoints, xi_p = xi_j + (xi_j - xi_j-1) (h_j + h) /
   (h_j-1 + h_j); after a load kink, the last velocity;
 - solve: rodsim.integrators.vi_newton (quasi-Newton on a held band LU, line search);
-- energy (with conserve_energy): the step's balance delta = (K + U)_k+1 - (K + U)_k - W, with
-  W the discrete work of the loads and the damping, is summed over the run; the energy-
-  consistent correction of the step (vi_residual._conserving_forces) is aimed at the sum's
-  negative, and the step is solved again (at most REBALANCE times) until the sum is within
+- energy (with conserve_energy): the step's balance delta = (K + U)_k+1 - (K + U)_k - W,
+  with W the discrete work of the loads, the damping and the supports, is summed over the
+  run; the energy-consistent correction of the step (vi_residual._conserving_forces) is
+  aimed at the sum's negative, and the step is solved again (at most REBALANCE times) until
+  the sum is within
   energy_tol of the largest K + U so far; a step that cannot get there is taken again at
   half its size;
 - local error: err = h sqrt(sum m |dv|^2 + j |dw|^2 / sum m) / (tol L), dv, dw the
@@ -74,6 +75,7 @@ class Control:
     internal: float = 0.0
     accepted: int = 0
     rejected: int = 0
+    partial: float = 0.0  # the time past the last frame grid point (a stop between frames)
     linear: vi_newton.Linear | None = field(default=None, repr=False)
     work: vr.Work | None = field(default=None, repr=False)  # float64 scratch
     loads: vr.Work | None = field(default=None, repr=False)  # its f, tau: loads and damping
@@ -101,17 +103,24 @@ def start(run, settings: Settings, h0: float) -> Control:
 
 
 @kernel
-def work_of_loads(terms, sd, xi, w, loads):
-    """The discrete work over the step of the loads and the damping at the step's midpoint
-    (w: the configurations of the converged xi): forces and moments at g_bar times the
-    increments x_k+1 - x_k and the spatial Cayley vectors Lambda_k h xi_rot."""
+def outside_work(m, terms, sd, xi, w, loads):
+    """The discrete work done on the structure over the step from outside: by the loads and
+    the damping at the step's midpoint (forces and moments at g_bar times the increments
+    x_k+1 - x_k and the spatial Cayley vectors Lambda_k h xi_rot), and by the supports, whose
+    reactions are minus the forces w.f, w.tau on the supported components (w: the residual's
+    at the converged xi; the momenta of supported components are zero)."""
     fterms.forces(terms, w.xb, w.rb, w.qb, sd.t, loads.f, loads.tau, fterms.APPLIED)
     vr.step_damping(terms, sd, xi, loads)
     total = 0.0
     for a in range(xi.shape[0]):
         c = vr.spatial_increment(sd, xi, a)
         for k in range(3):
-            total += loads.f[a, k] * (w.x1[a, k] - sd.x[a, k]) + loads.tau[a, k] * c[k]
+            dx = w.x1[a, k] - sd.x[a, k]
+            total += loads.f[a, k] * dx + loads.tau[a, k] * c[k]
+            if m.fixed[a, k]:
+                total -= w.f[a, k] * dx
+            if m.fixed[a, 3 + k]:
+                total -= w.tau[a, k] * c[k]
     return total
 
 
@@ -133,7 +142,8 @@ def predict(xi_last, xi_before, factor, xi):
 @kernel
 def candidate(m, terms, sd, xi, guess, w, loads, post, length, x1, q1, rot1, p1, pi1):
     """The state at the end of a converged step into x1, q1, rot1, p1, pi1 and its checks:
-    (kinetic energy, elastic energy, work of the loads and the damping over the step, and
+    (kinetic energy, elastic energy, work of the loads, the damping and the supports over the
+    step, and
     sum m |v|^2 + j |omega|^2 of xi - guess, j the mean of the nodal rotary inertia's
     diagonal)."""
     n = xi.shape[0]
@@ -150,7 +160,7 @@ def candidate(m, terms, sd, xi, guess, w, loads, post, length, x1, q1, rot1, p1,
     momenta_after(sd.rot, xi, post, sd.h, sd.se3, m.fixed, p1, pi1)
     k1 = kinetic_energy(m.mass, m.inertia, rot1, p1, pi1)
     u1 = end_energy(terms, w, sd.t)
-    work = work_of_loads(terms, sd, xi, w, loads)
+    work = outside_work(m, terms, sd, xi, w, loads)
     num = 0.0
     for a in range(n):
         j = (m.inertia[a, 0, 0] + m.inertia[a, 1, 1] + m.inertia[a, 2, 2]) / 3.0
@@ -241,11 +251,15 @@ def _attempt(run, c: Control, t: float, h: float):
     return "energy balance", fresh, its, None, 0.0, target
 
 
-def advance_to(run, c: Control, t: float, t_stop: float, kinks: np.ndarray) -> None:
+def advance_to(run, c: Control, t: float, t_stop: float, kinks: np.ndarray, stop=None):
     """Adaptive steps from t to exactly t_stop (a frame), each ending on the kinks of the
-    loads' time functions it meets; NumericalError when the step falls below dt_min."""
+    loads' time functions it meets: (the time reached, whether it is t_stop). stop() true
+    ends the stepping after the step it is asked in; NumericalError when the step falls
+    below dt_min."""
     s, st, cfg, sc = run.solver, run.state, c.settings, c.scratch
     while t_stop - t > 1e-12 * max(abs(t_stop), c.h):
+        if stop is not None and stop():
+            return t, False
         h, kink = _next_step(c, t, t_stop, kinks)
         why, fresh, its, energies, num, target = _attempt(run, c, t, h)
         if why is not None:
@@ -280,6 +294,7 @@ def advance_to(run, c: Control, t: float, t_stop: float, kinks: np.ndarray) -> N
             grow = min(grow, 1.0)
         # a step shortened to land on a frame or a kink: grow from the controller's step
         c.h = min(max(max(c.h, h) * grow, cfg.dt_min), cfg.dt_max)
+    return t_stop, True
 
 
 def _reject(c: Control, h: float, factor: float, t: float, why: str) -> None:

@@ -8,6 +8,7 @@ explicit scheme.
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -314,6 +315,7 @@ class Implicit:
     conserve: bool = False  # energy-consistent elastic forces (vi_residual._conserving_forces)
     free_body: int = 0  # no support: the energy correction keeps both momenta
     control: "adaptive.Control | None" = field(default=None, repr=False)  # adaptive steps
+    stop: Callable[[], bool] | None = field(default=None, repr=False)  # adaptive: stop asked
 
     @property
     def model(self) -> Model:
@@ -321,7 +323,9 @@ class Implicit:
 
     @property
     def time(self) -> float:
-        return self.t0 + self.step * self.dt
+        # adaptive steps stopped between frames (a stop request) are `partial` past the grid
+        partial = self.control.partial if self.control is not None else 0.0
+        return self.t0 + self.step * self.dt + partial
 
     def diagnostics(self) -> Diagnostics:
         return diagnostics(self.model, self.state, self.internal, self.external)
@@ -401,7 +405,8 @@ def take_step(run: Implicit, t: float | None = None, h: float | None = None) -> 
     t = run.time if t is None else t
     sd = step_data(s, x, rot, quat, mom, h, t + 0.5 * h, t + h, vr.DYNAMIC)
     if run.conserve:
-        sd = sd._replace(conserve=1, u0=forces.energies(m.terms, x, rot, t)[0])
+        u0 = forces.energies(m.terms, x, rot, t)[0]
+        sd = sd._replace(conserve=1, u0=u0, free_body=run.free_body)
     # reference: the momenta and the impulse of the forces over the step
     static = step_data(s, x, rot, quat, mom, 1.0, t + 0.5 * h, t + h, vr.STATIC)
     loads, _ = s.residual(static, np.zeros_like(run.xi))
@@ -424,10 +429,15 @@ def take_step(run: Implicit, t: float | None = None, h: float | None = None) -> 
 def advance(run: Implicit, n_steps: int) -> None:
     """Advance n_steps steps (adaptive: n_steps frame intervals dt, each in steps of the
     controller's size); NumericalError with advice if a Newton solve fails."""
-    if run.control is not None:
+    c = run.control
+    if c is not None:
         for _ in range(int(n_steps)):
             end = run.t0 + (run.step + 1) * run.dt
-            adaptive.advance_to(run, run.control, run.time, end, run.kinks)
+            t, done = adaptive.advance_to(run, c, run.time, end, run.kinks, run.stop)
+            if not done:  # a stop request: between frames, where the step ended
+                c.partial = t - (run.t0 + run.step * run.dt)
+                break
+            c.partial = 0.0
             run.step += 1
         _energies(run)
         return

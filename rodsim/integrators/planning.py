@@ -154,8 +154,17 @@ def _adaptive_plan(s, out, model, stable: float, t_end: float) -> Plan:
             "output.interval (simulated time between frames)",
             key="output.every",
         )
-    n_frames = max(1, math.ceil(t_end / (out.interval or t_end / 100.0) * (1 - 1e-9)))
+    wanted = out.interval or t_end / 100.0
+    n_frames = max(1, math.ceil(t_end / wanted * (1 - 1e-9)))
     interval = t_end / n_frames
+    if out.interval is not None and abs(interval - out.interval) > 1e-9 * out.interval:
+        log.warning(
+            "output.interval %g does not divide t_end %g: frames every %.6g (%d frames)",
+            out.interval,
+            t_end,
+            interval,
+            n_frames + 1,
+        )
     if s.dt != "auto":
         first = float(s.dt)
     elif math.isfinite(stable):
@@ -168,6 +177,8 @@ def _adaptive_plan(s, out, model, stable: float, t_end: float) -> Plan:
         )
     a = s.adaptive
     largest = interval if a.dt_max == "auto" else min(float(a.dt_max), interval)
+    if a.dt_min != "auto":
+        first = max(first, float(a.dt_min))
     n_check = max(1, math.ceil(t_end / largest))
     _check_cayley_steps(
         model, np.linspace(0.0, t_end, n_check + 1), "time step", "solver.adaptive.dt_max"

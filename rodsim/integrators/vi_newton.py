@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
 from rodsim.integrators import banded
@@ -217,23 +218,33 @@ def newton(m, terms, sd, xi, w, out, post, ab, kl, ku, piv, order, length, targe
 
 
 def form(solver, lin: Linear, sd, xi, w, out, post) -> bool:
-    """A new Jacobian at xi (without the energy correction, which couples every node),
-    factorised; False if singular."""
+    """A new Jacobian at xi (without the energy correction, which couples every node) into
+    solver.data, factorised; False if singular."""
     lin.formed += 1
     lin.h = sd.h
-    plain = sd._replace(conserve=0)
+    p, m = solver.pattern, solver.model
+    jacobian(
+        m.nodes, m.terms, sd._replace(conserve=0), xi, w, out, post, lin.base, p.color_ptr,
+        p.color_nodes, p.col_ptr, p.col_rows, p.col_blocks, solver.data,
+    )  # fmt: skip
+    return factorise(solver, lin)
+
+
+def factorise(solver, lin: Linear) -> bool:
+    """Factorise the Jacobian held in solver.data (BSR blocks): band LU, or SuperLU; False
+    if singular. Deterministic: a restart that stores solver.data factorises it again to the
+    same LU."""
+    p = solver.pattern
     if lin.band is None:
+        n = 6 * solver.model.n_nodes
+        matrix = sp.bsr_matrix((solver.data, p.indices, p.indptr), shape=(n, n)).tocsc()
         try:
-            lin.lu = splu(solver.matrix(plain, xi))
+            lin.lu = splu(matrix)
         except RuntimeError:
             lin.lu = None
             return False
         return True
-    p, m, band = solver.pattern, solver.model, lin.band
-    jacobian(
-        m.nodes, m.terms, plain, xi, w, out, post, lin.base, p.color_ptr, p.color_nodes,
-        p.col_ptr, p.col_rows, p.col_blocks, solver.data,
-    )  # fmt: skip
+    band = lin.band
     banded.fill(band.ab, band.kl, band.ku, band.order, solver.data, p.indptr, p.indices)
     return bool(banded.factor(band.ab, band.kl, band.ku, band.piv))
 

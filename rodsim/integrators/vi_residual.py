@@ -212,10 +212,10 @@ def spatial_increment(sd, xi, a):
 def _conserving_forces(m, terms, sd, xi, w):
     """The forces of the step with the elastic ones made energy-consistent (docs/
     implicit_scheme.md, "Energy-conserving steps"): F_e(g_bar) + kappa M d, with d the step's
-    increments (x_k+1 - x_k, spatial Cayley vectors), M the lumped masses (rotary: the mean
-    of the nodal inertia's diagonal) and kappa such that the elastic forces' work over the
-    step is exactly -(U_k+1 - U_k). Skipped where the midpoint rule's energy error is at
-    round-off. Loads and damping are as in the midpoint VI."""
+    increments (x_k+1 - x_k, spatial Cayley vectors; zero on supported components), M the
+    lumped masses (rotary: the mean of the nodal inertia's diagonal) and kappa such that the
+    elastic forces' work over the step is exactly -(U_k+1 - U_k). Skipped where the midpoint
+    rule's energy error is at round-off. Loads and damping are as in the midpoint VI."""
     u1 = fterms.forces(terms, w.x1, w.r1, w.q1, sd.t, w.f2, w.t2, ELASTIC)[0]
     fterms.forces(terms, w.xb, w.rb, w.qb, sd.t, w.fe, w.te, ELASTIC)
     fterms.forces(terms, w.xb, w.rb, w.qb, sd.t, w.f2, w.t2, fterms.APPLIED)
@@ -229,17 +229,21 @@ def _conserving_forces(m, terms, sd, xi, w):
     for a in range(n):  # increments into f2 (translations) and t2 (spatial Cayley vectors)
         c = spatial_increment(sd, xi, a)
         for k in range(3):
-            w.f2[a, k] = w.x1[a, k] - sd.x[a, k]
-            w.t2[a, k] = c[k]
-            work = work + w.fe[a, k] * w.f2[a, k] + w.te[a, k] * c[k]
+            dx = w.x1[a, k] - sd.x[a, k]
+            work = work + w.fe[a, k] * dx + w.te[a, k] * c[k]
+            # supported components move as their supports say: no correction there (their
+            # rows are constraints), the support's work is in the energy balance
+            w.f2[a, k] = 0.0 if m.fixed[a, k] else dx
+            w.t2[a, k] = 0.0 if m.fixed[a, 3 + k] else c[k]
     if sd.free_body:
         _without_rigid_motion(m, w)
     den = 0.0 * xi[0, 0]
     for a in range(n):
         j = (m.inertia[a, 0, 0] + m.inertia[a, 1, 1] + m.inertia[a, 2, 2]) / 3.0
+        c = spatial_increment(sd, xi, a)
         for k in range(3):
             den = den + m.mass[a] * w.f2[a, k] * (w.x1[a, k] - sd.x[a, k])
-        den = den + j * so3.dot(_vec(w.t2, a, 0), spatial_increment(sd, xi, a))
+            den = den + j * w.t2[a, k] * c[k]
     miss = -(u1 - sd.u0) - work
     size = abs(u1.real) + abs(sd.u0) + abs(work.real)
     if abs(miss.real) <= ROUNDOFF * size or den.real <= 0.0:
