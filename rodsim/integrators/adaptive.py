@@ -23,7 +23,6 @@ Each step is predicted, solved, checked, and accepted or taken again smaller:
   (NumericalError, exit 3).
 """
 
-import logging
 import math
 from dataclasses import dataclass, field
 
@@ -36,8 +35,6 @@ from rodsim.integrators.diagnostics import kinetic_energy
 from rodsim.integrators.vi_state import body_momenta, momenta_after, rotations
 from rodsim.jit import kernel
 from rodsim.model import forces as fterms
-
-log = logging.getLogger(__name__)
 
 SAFETY = 0.9  # of the step the error estimate allows
 CUT = 0.25  # the step after a Newton failure, and the most a rejection shrinks it
@@ -80,10 +77,6 @@ class Control:
     work: vr.Work | None = field(default=None, repr=False)  # float64 scratch
     loads: vr.Work | None = field(default=None, repr=False)  # its f, tau: loads and damping
     scratch: "Scratch | None" = field(default=None, repr=False)
-
-    @property
-    def jacobians(self) -> int:
-        return self.linear.formed
 
 
 def start(run, settings: Settings, h0: float) -> Control:
@@ -140,12 +133,11 @@ def predict(xi_last, xi_before, factor, xi):
 
 
 @kernel
-def candidate(m, terms, sd, xi, guess, w, loads, post, length, x1, q1, rot1, p1, pi1):
+def candidate(m, terms, sd, xi, guess, w, loads, post, x1, q1, rot1, p1, pi1):
     """The state at the end of a converged step into x1, q1, rot1, p1, pi1 and its checks:
     (kinetic energy, elastic energy, work of the loads, the damping and the supports over the
-    step, and
-    sum m |v|^2 + j |omega|^2 of xi - guess, j the mean of the nodal rotary inertia's
-    diagonal)."""
+    step, sum m |v|^2 + j |omega|^2 of xi - guess with j the mean of the nodal rotary
+    inertia's diagonal)."""
     n = xi.shape[0]
     for a in range(n):
         s = 0.0
@@ -242,7 +234,7 @@ def _attempt(run, c: Control, t: float, h: float):
         if not ok:
             return "Newton did not converge", fresh, its, None, 0.0, target
         k1, u1, work, num = candidate(
-            m.nodes, m.terms, sd, sc.xi, sc.guess, c.work, c.loads, sc.post, s.length,
+            m.nodes, m.terms, sd, sc.xi, sc.guess, c.work, c.loads, sc.post,
             sc.x1, sc.q1, sc.rot1, sc.p1, sc.pi1,
         )  # fmt: skip
         left = c.energy_error + k1 + u1 - c.kinetic - c.internal - work

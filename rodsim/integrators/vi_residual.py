@@ -42,6 +42,10 @@ class StepData(NamedTuple):
     (midpoint time in dynamics, the load multiplier in statics); mode DYNAMIC | STATIC;
     se3 0 | 1; dynamic: mode == DYNAMIC as a compile-time switch (True or None,
     rodsim.jit.switch), so that an equilibrium run does not compile the dynamic balance.
+    conserve 1: the elastic forces made energy-consistent over the step (docs/
+    implicit_scheme.md, "Energy-conserving steps"), u0 then the elastic energy at g_k (less
+    the energy balance error to take back), free_body 1: no supports, the correction's rigid
+    part removed.
     """
 
     x: np.ndarray
@@ -65,7 +69,8 @@ class StepData(NamedTuple):
 class Work(NamedTuple):
     """complex128 scratch: trial/midpoint configuration xb (N,3), rb (N,3,3), qb (N,4); end
     configuration x1, r1, q1; forces f, tau (N,3); reaction (N,6); the terms' strains at the
-    end of the step (end) and viscous resultants (res) for the damping."""
+    end of the step (end) and viscous resultants (res) for the damping; the energy
+    correction's elastic forces fe, te and scratch f2, t2 (N,3)."""
 
     xb: np.ndarray
     rb: np.ndarray
