@@ -337,18 +337,35 @@ def info(results):
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["vtk", "npz", "mtx"]),
-    help="vtk (the default): the ParaView series; with --matrices npz (the default) or mtx "
-    "(Matrix Market: <stem>_K.mtx, _M.mtx, _C.mtx and _dofs.csv).",
+    type=click.Choice(["vtk", "csv", "npz", "mtx"]),
+    help="vtk (the default): the ParaView series; csv: a table of a frame's nodes, rods or "
+    "plates, or (--history) a node set's time history; with --matrices npz (the default) or "
+    "mtx (Matrix Market: <stem>_K.mtx, _M.mtx, _C.mtx and _dofs.csv).",
 )
 @click.option(
     "-o",
     "--output",
     "folder",
     type=click.Path(),
-    help="Folder for the series (default: next to the results file); with --matrices the "
-    ".npz file or the stem of the .mtx files (default: <case stem>_matrices next to the case).",
+    help="Folder for the series (default: next to the results file); csv: the file (default: "
+    "<stem>_<table>_<frame>.csv or <stem>_<set>.csv next to the results file); with "
+    "--matrices the .npz file or the stem of the .mtx files (default: <case stem>_matrices "
+    "next to the case).",
 )
+@click.option(
+    "--table",
+    type=click.Choice(["nodes", "rods", "plates"]),
+    default=None,
+    help="csv: one row per node (the default), rod element or plate element.",
+)
+@click.option(
+    "--frame",
+    type=int,
+    default=None,
+    help="csv: the frame of the table, from 0; negative counts from the end (default: -1, "
+    "the last).",
+)
+@click.option("--history", metavar="SET", default=None, help="csv: the time history of a node set.")
 @click.option(
     "--matrices",
     is_flag=True,
@@ -358,25 +375,44 @@ def info(results):
     "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="With --matrices: as run."
 )
 @_handle_errors
-def export(results, fmt, folder, matrices, overrides):
-    """Write the ParaView series of an existing results file, or (--matrices) the stiffness,
-    mass and damping matrices of a case."""
+def export(results, fmt, folder, table, frame, history, matrices, overrides):
+    """Write the ParaView series of an existing results file, a CSV table of it, or
+    (--matrices) the stiffness, mass and damping matrices of a case."""
+    csv_only = {"--table": table, "--frame": frame, "--history": history}
+    given = [name for name, value in csv_only.items() if value is not None]
     if matrices:
         from rodsim.post.matrices import export_matrices
 
-        if fmt == "vtk":
-            raise CaseError("--matrices writes --format npz or mtx, not vtk")
+        if given:
+            raise CaseError(f"{', '.join(given)} are for --format csv, not --matrices")
+        if fmt not in (None, "npz", "mtx"):
+            raise CaseError(f"--matrices writes --format npz or mtx, not {fmt}")
         paths = export_matrices(results, folder, overrides, fmt or "npz")
         click.echo("wrote K, M, C and the DOF map: " + ", ".join(map(str, paths)))
         return
-    if fmt not in (None, "vtk"):
-        raise CaseError(f"--format {fmt} is for --matrices; a results file exports vtk")
-    from rodsim.post.export import export_vtk
+    if fmt in ("npz", "mtx"):
+        raise CaseError(f"--format {fmt} is for --matrices; a results file exports vtk or csv")
+    if overrides:
+        raise CaseError("--set is for --matrices (a case file); a results file has its case")
+    if fmt != "csv" and given:
+        raise CaseError(f"{', '.join(given)} are for --format csv")
+    if history and (table or frame is not None):
+        raise CaseError("--history writes every frame of a node set: give it without --table "
+                        "and --frame")  # fmt: skip
     from rodsim.results_reader import incomplete_warning
 
     warning = incomplete_warning(results)
     if warning:
         click.echo(warning, err=True)
+    if fmt == "csv":
+        from rodsim.post.csv_export import export_csv
+
+        path = export_csv(results, folder, table or "nodes", -1 if frame is None else frame,
+                          history)  # fmt: skip
+        click.echo(f"wrote {path}")
+        return
+    from rodsim.post.export import export_vtk
+
     pvd, n = export_vtk(results, folder)
     click.echo(f"wrote {n} frames: {pvd}")
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rodsim.errors import ResourceError
 from rodsim.results_reader import frame_count, open_results, read_frame
 from rodsim.writers.vtk import SeriesWriter
 
@@ -12,8 +13,18 @@ def export_vtk(results, folder=None) -> tuple[Path, int]:
     """Write <stem>.pvd and <stem>_vtk/ into folder (default: next to the results file)."""
     results = Path(results)
     out = Path(folder) if folder is not None else results.parent
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResourceError(f"cannot make the folder {out}: {exc.strerror or exc}") from None
     pvd = out / f"{results.stem}.pvd"
+    try:
+        return _write_series(results, pvd)
+    except OSError as exc:
+        raise ResourceError(f"cannot write the series {pvd}: {exc.strerror or exc}") from None
+
+
+def _write_series(results: Path, pvd: Path) -> tuple[Path, int]:
     with open_results(results) as f:
         points = f["mesh/points"][()]
         conn = f["mesh/rods"][()] if "mesh/rods" in f else np.zeros((0, 2), np.int64)

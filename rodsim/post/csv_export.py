@@ -1,0 +1,189 @@
+"""``rodsim export --format csv``: tables of a results file that a spreadsheet or pandas reads.
+
+Three kinds of table (docs/running.md, "rodsim export"):
+
+- a frame's nodes (one row per node), rod elements or plate elements (one row per element):
+  every per-node or per-element dataset of the frame (docs/results.md) as columns, a vector
+  split into its components, named QUANTITY.COMPONENT as `rodsim plot` names them
+  (position.x, rotation.w, force.axial, moment.bending2, membrane.N11, ...); nodes also get
+  displacement (position - mesh/points); elements their nodes, part and section;
+- a time history (one row per frame): every per-frame scalar and vector dataset (time, step,
+  load_factor, total_time, energies, total momenta, solver counters) and the nodal
+  quantities of the nodes of one set.
+
+The first two lines are comments (``#``): what the table is, and the units of each column
+in the case's consistent units. Numbers are written with 17 significant digits, so a table
+read back gives the file's numbers bit for bit. pandas: ``pd.read_csv(path, comment="#")``.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from rodsim.errors import CaseError, ResourceError
+from rodsim.post.plots import COMPONENTS
+from rodsim.results_format import FRAME_DATASETS
+from rodsim.results_reader import frame_count, open_results
+
+TABLES = ("nodes", "rods", "plates")
+# per recovery point or per surface (docs/stresses.md): not one value per element
+PER_POINT = ("rods/stress", "rods/von_mises", "plates/stress", "plates/von_mises")
+GROUPS = {"nodes": "nodes/", "rods": "rods/", "plates": "plates/"}
+SIZES = {"nodes": "N", "rods": "E", "plates": "P"}
+XYZ = ("x", "y", "z")
+
+
+def _components(name: str, n: int) -> tuple:
+    """The component names of a quantity with n components (as rodsim plot names them)."""
+    known = COMPONENTS.get(name)
+    if known is not None and len(known) == n:
+        return known
+    return XYZ if n == 3 else tuple(str(i + 1) for i in range(n))
+
+
+def _columns(name: str, values: np.ndarray, units: str, suffix: str = ""):
+    """[(column name, unit, (R,) values)] of a (R,) or (R,C) array."""
+    if values.ndim == 1:
+        return [(name + suffix, units, values)]
+    comps = _components(name, values.shape[1])
+    return [(f"{name}.{c}{suffix}", units, values[:, i]) for i, c in enumerate(comps)]
+
+
+def _frame_index(f, frame: int) -> int:
+    n = frame_count(f)
+    k = frame + n if frame < 0 else frame
+    if n == 0:
+        raise CaseError("the file holds no frame", key="--frame")
+    if not 0 <= k < n:
+        frames = "1 frame (0, or -1)" if n == 1 else f"{n} frames (0 to {n - 1}, or -{n} to -1)"
+        raise CaseError(f"the file holds {frames}; got {frame}", key="--frame")
+    return k
+
+
+def frame_table(f, table: str, frame: int):
+    """(description, columns) of a frame's table of nodes, rods or plates (see the module
+    docstring); columns: [(name, unit, (R,) values)]."""
+    if table not in TABLES:
+        raise CaseError(f"expected one of {', '.join(TABLES)}, got {table!r}", key="--table")
+    k = _frame_index(f, frame)
+    rows = {"nodes": f["mesh/points"].shape[0]}
+    rows["rods"] = f["mesh/rods"].shape[0] if "mesh/rods" in f else 0
+    rows["plates"] = f["mesh/plates"].shape[0] if "mesh/plates" in f else 0
+    if rows[table] == 0:
+        raise CaseError(f"the results have no {table[:-1]} elements", key="--table")
+    index = np.arange(rows[table])
+    columns = [(table[:-1] if table != "nodes" else "node", "index", index)]
+    if table == "nodes":
+        columns += _columns("reference", f["mesh/points"][()], "length")
+    else:
+        mesh = "mesh/rods" if table == "rods" else "mesh/plates"
+        conn = f[mesh][()]
+        columns += [(f"node{i + 1}", "index", conn[:, i]) for i in range(conn.shape[1])]
+        part, section = (
+            ("rod_part", "rod_section") if table == "rods" else ("plate_part", "plate_section")
+        )
+        for label, key in (("part", part), ("section", section)):
+            if f"mesh/{key}" in f:
+                columns.append((label, "index", f[f"mesh/{key}"][()]))
+    for d in FRAME_DATASETS:
+        if not d.path.startswith(GROUPS[table]) or d.shape[:1] != (SIZES[table],):
+            continue
+        if d.path in PER_POINT or d.path not in f:
+            continue
+        name = d.path.removeprefix(GROUPS[table])
+        values = f[d.path][k]
+        columns += _columns(name, values, d.units)
+        if name == "position":
+            columns += _columns("displacement", values - f["mesh/points"][()], "length")
+    return f"{table} of frame {k} ({_when(f, k)})", columns
+
+
+def _when(f, k: int) -> str:
+    """'time 0.1', with the analysis step and total time in a file of steps."""
+    text = f"time {float(f['time'][k])!r}"
+    if len(np.atleast_1d(f.attrs.get("steps", []))) > 1 and "total_time" in f:
+        text += f", step {int(f['step'][k]) + 1}, total_time {float(f['total_time'][k])!r}"
+    return text
+
+
+def history_table(f, node_set: str):
+    """(description, columns) of the time history of a node set (see the module
+    docstring)."""
+    sets = f["mesh/sets"] if "mesh/sets" in f else {}
+    if node_set not in sets:
+        names = ", ".join(sorted(sets)) or "none"
+        raise CaseError(f"unknown node set {node_set!r} (sets: {names})", key="--history")
+    nodes = np.asarray(sets[node_set][()], dtype=np.int64)
+    n = frame_count(f)
+    columns = [("frame", "index", np.arange(n))]
+    points = f["mesh/points"][()]
+    for d in FRAME_DATASETS:
+        if d.path not in f:
+            continue
+        if d.shape == () or (len(d.shape) == 1 and isinstance(d.shape[0], int)):
+            columns += _columns(d.path.replace("/", "."), f[d.path][:n], d.units)
+    for d in FRAME_DATASETS:
+        if not d.path.startswith("nodes/") or d.path not in f:
+            continue
+        name = d.path.removeprefix("nodes/")
+        values = f[d.path][:n][:, nodes]  # (F,K,C)
+        for j, node in enumerate(nodes):
+            suffix = "" if len(nodes) == 1 else f"@{node}"
+            columns += _columns(name, values[:, j], d.units, suffix)
+            if name == "position":
+                shift = values[:, j] - points[node]
+                columns += _columns("displacement", shift, "length", suffix)
+    return f"time history of node set {node_set} (nodes {', '.join(map(str, nodes))})", columns
+
+
+def write_csv(path: Path, description: str, columns) -> None:
+    """The table: two comment lines (description; units), a header, one row per entry.
+    Written to a temporary file beside path and renamed: a failed write leaves what was there
+    (ResourceError, exit 4)."""
+    names = [c[0] for c in columns]
+    units = [c[1] for c in columns]
+    data = np.column_stack([np.asarray(c[2]) for c in columns])
+    integer = [np.issubdtype(np.asarray(c[2]).dtype, np.integer) for c in columns]
+    formats = ["%d" if i else "%.17g" for i in integer]
+    part = path.with_name(f".{path.name}.part")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(part, "w", newline="") as out:
+            out.write(f"# rodsim export: {description}\n")
+            out.write("# units: " + ",".join(units) + "\n")
+            out.write(",".join(names) + "\n")
+            for row in data:
+                out.write(",".join(fmt % value for fmt, value in zip(formats, row, strict=True)))
+                out.write("\n")
+        part.replace(path)
+    except OSError as exc:
+        part.unlink(missing_ok=True)
+        raise ResourceError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def export_csv(results, output=None, table="nodes", frame=-1, history=None) -> Path:
+    """Write a frame's table (table: nodes, rods or plates; frame: its index, negative from
+    the end) or, with history (a node set), the set's time history; return the path
+    (default: next to the results file, <stem>_<table>_<frame>.csv or <stem>_<set>.csv)."""
+    results = Path(results)
+    try:
+        with open_results(results) as f:
+            if history is not None:
+                description, columns = history_table(f, history)
+                default = f"{results.stem}_{history}.csv"
+            else:
+                description, columns = frame_table(f, table, frame)
+                default = f"{results.stem}_{table}_{_frame_index(f, frame)}.csv"
+            system = f.attrs.get("units", "")
+    except CaseError as exc:
+        raise CaseError(exc.reason, file=str(results), key=exc.key) from None
+    path = Path(output) if output is not None else results.parent / default
+    if path.exists() and path.resolve() == results.resolve():
+        raise CaseError(
+            f"-o {path} is the results file itself: name another file", file=str(results)
+        )
+    if isinstance(system, bytes):
+        system = system.decode()
+    units = f"; units of the case: {system}" if system else "; the case's consistent units"
+    write_csv(path, f"{results.name}, {description}{units}", columns)
+    return path
