@@ -337,10 +337,11 @@ def info(results):
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["vtk", "csv", "npz", "mtx"]),
+    type=click.Choice(["vtk", "csv", "xdmf", "npz", "mtx"]),
     help="vtk (the default): the ParaView series; csv: a table of a frame's nodes, rods or "
-    "plates, or (--history) a node set's time history; with --matrices npz (the default) or "
-    "mtx (Matrix Market: <stem>_K.mtx, _M.mtx, _C.mtx and _dofs.csv).",
+    "plates, or (--history) a node set's time history; xdmf: an index that lets ParaView "
+    "read the results file itself; with --matrices npz (the default) or mtx (Matrix "
+    "Market: <stem>_K.mtx, _M.mtx, _C.mtx and _dofs.csv).",
 )
 @click.option(
     "-o",
@@ -348,7 +349,8 @@ def info(results):
     "folder",
     type=click.Path(),
     help="Folder for the series (default: next to the results file); csv: the file (default: "
-    "<stem>_<table>_<frame>.csv or <stem>_<set>.csv next to the results file); with "
+    "<stem>_<table>_<frame>.csv or <stem>_<set>.csv next to the results file); xdmf: the "
+    "file (default: <stem>.xdmf next to the results file); with "
     "--matrices the .npz file or the stem of the .mtx files (default: <case stem>_matrices "
     "next to the case).",
 )
@@ -391,7 +393,9 @@ def export(results, fmt, folder, table, frame, history, matrices, overrides):
         click.echo("wrote K, M, C and the DOF map: " + ", ".join(map(str, paths)))
         return
     if fmt in ("npz", "mtx"):
-        raise CaseError(f"--format {fmt} is for --matrices; a results file exports vtk or csv")
+        raise CaseError(
+            f"--format {fmt} is for --matrices; a results file exports vtk, csv or xdmf"
+        )
     if overrides:
         raise CaseError("--set is for --matrices (a case file); a results file has its case")
     if fmt != "csv" and given:
@@ -404,6 +408,11 @@ def export(results, fmt, folder, table, frame, history, matrices, overrides):
     warning = incomplete_warning(results)
     if warning:
         click.echo(warning, err=True)
+    if fmt == "xdmf":
+        from rodsim.post.xdmf_export import export_xdmf
+
+        click.echo(f"wrote {export_xdmf(results, folder)}")
+        return
     if fmt == "csv":
         from rodsim.post.csv_export import export_csv
 

@@ -1,0 +1,141 @@
+"""``rodsim export --format xdmf``: an XDMF index of a results file (docs/running.md, "rodsim
+export").
+
+The index is a small XML file (XDMF 2, read by ParaView's and VTK's XDMF reader) that points
+into the HDF5 file: no data is copied. One temporal collection per kind of element (rods:
+polylines of 2 nodes; plates: quadrilaterals, a triangle's last node repeated), one grid per
+frame at its `time`. A grid's geometry and fields are hyperslabs of frame k of the per-frame
+datasets (nodes/position (F,N,3) -> [k, :, :]): every per-node dataset as point data, every
+per-element dataset of that kind with one value or one vector per element as cell data,
+named after the dataset (position, velocity, ..., force, moment, membrane, ...).
+"""
+
+import os
+from pathlib import Path
+
+from rodsim.errors import CaseError, ResourceError
+from rodsim.results_format import FRAME_DATASETS
+from rodsim.results_reader import frame_count, open_results
+
+KINDS = (
+    ("rods", "mesh/rods", "Polyline", "rods/"),
+    ("plates", "mesh/plates", "Quadrilateral", "plates/"),
+)
+PER_POINT = ("rods/stress", "rods/von_mises", "plates/stress", "plates/von_mises")
+# other sizes are vectors too: VTK's reader takes their components as they are (4: the
+# rotation's quaternion) or pads 2 with a zero third (plates' shear Q1, Q2); as "Matrix" it
+# would read all entries of a frame as one tuple
+ATTRIBUTE = {1: "Scalar", 3: "Vector", 9: "Tensor"}
+
+
+def _item(source: str, path: str, shape: tuple, number: str = "Float") -> str:
+    dims = " ".join(map(str, shape))
+    return (
+        f'<DataItem Dimensions="{dims}" NumberType="{number}" Precision="8" '
+        f'Format="HDF">{source}:/{path}</DataItem>'
+    )
+
+
+def _slab(source: str, path: str, k: int, n_frames: int, shape: tuple) -> str:
+    """Frame k of a per-frame dataset (F, *shape) as a hyperslab of shape `shape`."""
+    rank = len(shape) + 1
+    start = " ".join([str(k)] + ["0"] * len(shape))
+    stride = " ".join(["1"] * rank)
+    count = " ".join(["1", *map(str, shape)])
+    return (
+        f'<DataItem ItemType="HyperSlab" Dimensions="{" ".join(map(str, shape))}" '
+        f'Type="HyperSlab">\n'
+        f'  <DataItem Dimensions="3 {rank}" Format="XML">{start} {stride} {count}</DataItem>\n'
+        f"  {_item(source, path, (n_frames, *shape))}\n</DataItem>"
+    )
+
+
+def _fields(f, prefix: str, size: int) -> list:
+    """(name, dataset path, per-frame shape) of the per-frame datasets under prefix with one
+    value or one small vector per entry (size entries)."""
+    out = []
+    for d in FRAME_DATASETS:
+        if not d.path.startswith(prefix) or d.path in PER_POINT or d.path not in f:
+            continue
+        shape = f[d.path].shape[1:]
+        if shape[:1] != (size,) or len(shape) > 2:
+            continue
+        out.append((d.path.removeprefix(prefix), d.path, shape))
+    return out
+
+
+def _attribute(name: str, center: str, slab: str, shape: tuple) -> str:
+    kind = ATTRIBUTE.get(shape[1] if len(shape) == 2 else 1, "Vector")
+    return (
+        f'<Attribute Name="{name}" AttributeType="{kind}" Center="{center}">\n{slab}\n</Attribute>'
+    )
+
+
+def xdmf_text(f, source: str) -> str:
+    """The index of an open results file f whose HDF5 file the index names `source`."""
+    n = frame_count(f)
+    if n == 0:
+        raise CaseError("the file holds no frame", key="--format")
+    n_nodes = f["mesh/points"].shape[0]
+    nodes = _fields(f, "nodes/", n_nodes)
+    times = f["time"][:n]
+    collections = []
+    for name, mesh, topology, prefix in KINDS:
+        if mesh not in f or f[mesh].shape[0] == 0:
+            continue
+        conn = f[mesh].shape
+        cells = _fields(f, prefix, conn[0])
+        grids = []
+        for k in range(n):
+            parts = [
+                f'<Grid Name="{name} {k}" GridType="Uniform">',
+                f'<Time Value="{float(times[k])!r}"/>',
+                f'<Topology TopologyType="{topology}" NodesPerElement="{conn[1]}" '
+                f'NumberOfElements="{conn[0]}">',
+                _item(source, mesh, conn, "Int"),
+                "</Topology>",
+                '<Geometry GeometryType="XYZ">',
+                _slab(source, "nodes/position", k, n, (n_nodes, 3)),
+                "</Geometry>",
+            ]
+            for field, path, shape in nodes:
+                parts.append(_attribute(field, "Node", _slab(source, path, k, n, shape), shape))
+            for field, path, shape in cells:
+                parts.append(_attribute(field, "Cell", _slab(source, path, k, n, shape), shape))
+            parts.append("</Grid>")
+            grids.append("\n".join(parts))
+        collections.append(
+            f'<Grid Name="{name}" GridType="Collection" CollectionType="Temporal">\n'
+            + "\n".join(grids)
+            + "\n</Grid>"
+        )
+    if not collections:
+        raise CaseError("the results have no elements to index", key="--format")
+    body = "\n".join(collections)
+    return f'<?xml version="1.0" ?>\n<Xdmf Version="2.0">\n<Domain>\n{body}\n</Domain>\n</Xdmf>\n'
+
+
+def export_xdmf(results, output=None) -> Path:
+    """Write the XDMF index of a results file (default: <stem>.xdmf next to it); the index
+    names the HDF5 file relative to its own folder. Returns its path."""
+    results = Path(results)
+    path = Path(output) if output is not None else results.with_suffix(".xdmf")
+    if path.exists() and path.resolve() == results.resolve():
+        raise CaseError(
+            f"-o {path} is the results file itself: name another file", file=str(results)
+        )
+    source = os.path.relpath(results.resolve(), path.resolve().parent)
+    try:
+        with open_results(results) as f:
+            text = xdmf_text(f, source)
+    except CaseError as exc:
+        raise CaseError(exc.reason, file=str(results), key=exc.key) from None
+    part = path.with_name(f".{path.name}.part")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part.write_text(text)
+        part.replace(path)
+    except OSError as exc:
+        part.unlink(missing_ok=True)
+        raise ResourceError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path

@@ -1,0 +1,109 @@
+"""rodsim export --format xdmf (rodsim/post/xdmf_export.py): VTK's XDMF reader (ParaView's)
+sees the results file's frames, points and fields, read from the HDF5 file itself."""
+
+import h5py
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from test_csv_export import PLATE, ROD, _run
+
+from rodsim.cli import main
+from rodsim.post.xdmf_export import export_xdmf
+
+vtk = pytest.importorskip("vtk", reason="the XDMF check reads the index with VTK")
+from vtk.util.numpy_support import vtk_to_numpy  # noqa: E402
+
+ROD_AND_PLATE = PLATE.replace(
+    "mesh:\n",
+    "mesh:\n  - rod: {name: post, from: [0, 0, 0], to: [0, 0, -1], elements: 3, up: [1, 0, 0], "
+    "section: r}\n",
+).replace(
+    "sections:\n",
+    "sections:\n  r: {type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 1, EI: [1, 1], rhoA: 1, "
+    "rhoI: [1.0e-4, 1.0e-4]}\n",
+)
+
+
+def _read(index, k: int):
+    """The blocks (UnstructuredGrid) VTK's XDMF reader gives at the k-th time, and the times."""
+    vtk.vtkObject.GlobalWarningDisplayOff()  # its note that hyperslab geometry is not cached
+    reader = vtk.vtkXdmfReader()
+    reader.SetFileName(str(index))
+    reader.UpdateInformation()
+    times = reader.GetOutputInformation(0).Get(vtk.vtkStreamingDemandDrivenPipeline.TIME_STEPS())
+    reader.UpdateTimeStep(times[k])
+    out = reader.GetOutputDataObject(0)
+    if out.IsA("vtkMultiBlockDataSet"):
+        blocks = [out.GetBlock(i) for i in range(out.GetNumberOfBlocks())]
+    else:
+        blocks = [out]
+    return blocks, times
+
+
+def _array(data, name):
+    return vtk_to_numpy(data.GetArray(name))
+
+
+@pytest.fixture(scope="module")
+def rod(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("xdmf"), ROD, "rod")
+
+
+@pytest.mark.parametrize("k", [0, 3, 5])
+def test_every_frame_reads_back_from_the_hdf5_file(rod, tmp_path, k):
+    index = export_xdmf(rod, tmp_path / "sub" / "rod.xdmf")  # another folder: a relative path
+    assert "rod.h5:/nodes/position" in index.read_text()
+    (grid,), times = _read(index, k)
+    with h5py.File(rod) as f:
+        np.testing.assert_array_equal(times, f["time"][()])
+        assert np.array_equal(vtk_to_numpy(grid.GetPoints().GetData()), f["nodes/position"][k])
+        cells = vtk_to_numpy(grid.GetCells().GetConnectivityArray()).reshape(-1, 2)
+        np.testing.assert_array_equal(cells, f["mesh/rods"][()])
+        for name in ("velocity", "rotation", "reaction_force"):
+            assert np.array_equal(_array(grid.GetPointData(), name), f[f"nodes/{name}"][k])
+        for name in ("force", "moment", "curvature"):
+            assert np.array_equal(_array(grid.GetCellData(), name), f[f"rods/{name}"][k])
+
+
+def test_rods_and_plates_are_two_blocks(tmp_path):
+    out = _run(tmp_path, ROD_AND_PLATE, "both")
+    index = export_xdmf(out)
+    assert index == tmp_path / "both.xdmf"
+    blocks, _ = _read(index, 1)
+    assert len(blocks) == 2
+    rods, plates = blocks
+    with h5py.File(out) as f:
+        assert plates.GetNumberOfCells() == f["mesh/plates"].shape[0]
+        assert rods.GetNumberOfCells() == f["mesh/rods"].shape[0]
+        for block in blocks:
+            points = vtk_to_numpy(block.GetPoints().GetData())
+            assert np.array_equal(points, f["nodes/position"][1])
+        assert np.array_equal(_array(plates.GetCellData(), "membrane"), f["plates/membrane"][1])
+        # two components (Q1, Q2): VTK reads an XDMF vector with a third, zero component
+        shear = _array(plates.GetCellData(), "shear")
+        assert np.array_equal(shear[:, :2], f["plates/shear"][1])
+        assert not shear[:, 2].any()
+
+
+def test_the_cli_writes_next_to_the_results_and_refuses_to_overwrite_them(rod):
+    result = CliRunner().invoke(main, ["export", str(rod), "--format", "xdmf"])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {rod.with_suffix('.xdmf')}" in result.output
+    before = rod.read_bytes()
+    result = CliRunner().invoke(main, ["export", str(rod), "--format", "xdmf", "-o", str(rod)])
+    assert result.exit_code == 2 and "is the results file itself" in result.output
+    assert rod.read_bytes() == before
+
+
+def test_pyvista_reads_the_index_as_a_time_series(rod, tmp_path):
+    pv = pytest.importorskip("pyvista", reason="pyvista reads the index with VTK")
+    index = export_xdmf(rod, tmp_path / "rod.xdmf")
+    vtk.vtkObject.GlobalWarningDisplayOff()
+    reader = pv.get_reader(str(index))
+    with h5py.File(rod) as f:
+        assert reader.number_time_points == f["time"].shape[0]
+        reader.set_active_time_point(4)
+        mesh = reader.read()
+        assert np.array_equal(mesh.points, f["nodes/position"][4])
+        assert np.array_equal(mesh.point_data["angular_velocity"], f["nodes/angular_velocity"][4])
+        assert np.array_equal(mesh.cell_data["strain"], f["rods/strain"][4])
