@@ -193,7 +193,7 @@ def test_the_results_file_is_never_overwritten(rod):
 
 def test_a_failed_write_keeps_the_old_file_and_is_exit_4(rod, tmp_path, monkeypatch):
     target = tmp_path / "keep.csv"
-    target.write_text("precious\n")
+    target.write_text("# rodsim export: an earlier table\n")
 
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
@@ -202,7 +202,7 @@ def test_a_failed_write_keeps_the_old_file_and_is_exit_4(rod, tmp_path, monkeypa
     result = CliRunner().invoke(main, ["export", str(rod), "--format", "csv", "-o", str(target)])
     assert result.exit_code == 4, result.output
     assert "cannot write" in result.output and "No space left" in result.output
-    assert target.read_text() == "precious\n"
+    assert target.read_text() == "# rodsim export: an earlier table\n"
     assert list(tmp_path.iterdir()) == [target]  # no partial file left
 
 
@@ -212,3 +212,11 @@ def test_matrices_take_no_csv_options(tmp_path):
     result = CliRunner().invoke(main, ["export", "--matrices", str(case), "--table", "rods"])
     assert result.exit_code == 2, result.output
     assert "--table are for --format csv, not --matrices" in result.output
+
+
+def test_an_existing_file_is_replaced_only_if_it_is_a_table(rod, tmp_path):
+    other = tmp_path / "notes.csv"
+    other.write_text("my own notes\n")
+    result = CliRunner().invoke(main, ["export", str(rod), "--format", "csv", "-o", str(other)])
+    assert result.exit_code == 2 and "is not a CSV table of rodsim export" in result.output
+    assert other.read_text() == "my own notes\n"

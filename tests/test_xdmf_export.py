@@ -7,9 +7,11 @@ import pytest
 from click.testing import CliRunner
 from test_csv_export import PLATE, ROD, _run
 
+from rodsim import api
 from rodsim.cli import main
 from rodsim.post.xdmf_export import export_xdmf
 
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 vtk = pytest.importorskip("vtk", reason="the XDMF check reads the index with VTK")
 from vtk.util.numpy_support import vtk_to_numpy  # noqa: E402
 
@@ -107,3 +109,44 @@ def test_pyvista_reads_the_index_as_a_time_series(rod, tmp_path):
         assert np.array_equal(mesh.points, f["nodes/position"][4])
         assert np.array_equal(mesh.point_data["angular_velocity"], f["nodes/angular_velocity"][4])
         assert np.array_equal(mesh.cell_data["strain"], f["rods/strain"][4])
+
+
+def test_analysis_steps_make_one_increasing_time_series(tmp_path):
+    """Every frame of a case of steps is a time step of its own, at its total time (the
+    hand-over between steps, at one total time, a float apart)."""
+    case = ROOT / "inputs" / "steps" / "preload_gust.yaml"
+    out = tmp_path / "steps.h5"
+    api.run_case(case, out, vtk=False, overrides=("solver.t_end=0.02",))
+    index = export_xdmf(out)
+    with h5py.File(out) as f:
+        n, total = f["time"].shape[0], f["total_time"][()]
+        for k in (0, n // 2, n - 1):
+            blocks, times = _read(index, k)
+            assert len(times) == n
+            assert np.all(np.diff(times) > 0)
+            np.testing.assert_allclose(times, total, rtol=1e-15, atol=1e-300)
+            points = vtk_to_numpy(blocks[0].GetPoints().GetData())
+            assert np.array_equal(points, f["nodes/position"][k])
+
+
+def test_an_existing_file_is_replaced_only_if_it_is_an_index(rod, tmp_path):
+    other = tmp_path / "case.yaml"
+    other.write_text("rodsim: 1\n")
+    result = CliRunner().invoke(main, ["export", str(rod), "--format", "xdmf", "-o", str(other)])
+    assert result.exit_code == 2 and "exists and is not an XDMF index" in result.output
+    assert other.read_text() == "rodsim: 1\n"
+    index = tmp_path / "again.xdmf"
+    for _ in range(2):  # an earlier index is replaced
+        result = CliRunner().invoke(
+            main, ["export", str(rod), "--format", "xdmf", "-o", str(index)]
+        )
+        assert result.exit_code == 0, result.output
+
+
+def test_a_folder_that_cannot_hold_the_index_is_exit_4(rod, tmp_path):
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("a file, not a folder\n")
+    target = blocker / "x.xdmf"
+    result = CliRunner().invoke(main, ["export", str(rod), "--format", "xdmf", "-o", str(target)])
+    assert result.exit_code == 4, result.output
+    assert "cannot write" in result.output

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rodsim.errors import CaseError, ResourceError
+from rodsim.errors import CaseError
 from rodsim.post.plots import COMPONENTS
+from rodsim.post.replace_file import check_target, write_whole
 from rodsim.results_format import FRAME_DATASETS
 from rodsim.results_reader import frame_count, open_results
 
@@ -136,29 +137,26 @@ def history_table(f, node_set: str):
     return f"time history of node set {node_set} (nodes {', '.join(map(str, nodes))})", columns
 
 
+HEADER = "# rodsim export: "
+
+
 def write_csv(path: Path, description: str, columns) -> None:
-    """The table: two comment lines (description; units), a header, one row per entry.
-    Written to a temporary file beside path and renamed: a failed write leaves what was there
-    (ResourceError, exit 4)."""
+    """The table: two comment lines (description; units), a header, one row per entry,
+    written in one piece (rodsim.post.replace_file)."""
     names = [c[0] for c in columns]
     units = [c[1] for c in columns]
     data = np.column_stack([np.asarray(c[2]) for c in columns])
     integer = [np.issubdtype(np.asarray(c[2]).dtype, np.integer) for c in columns]
     formats = ["%d" if i else "%.17g" for i in integer]
-    part = path.with_name(f".{path.name}.part")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(part, "w", newline="") as out:
-            out.write(f"# rodsim export: {description}\n")
-            out.write("# units: " + ",".join(units) + "\n")
-            out.write(",".join(names) + "\n")
-            for row in data:
-                out.write(",".join(fmt % value for fmt, value in zip(formats, row, strict=True)))
-                out.write("\n")
-        part.replace(path)
-    except OSError as exc:
-        part.unlink(missing_ok=True)
-        raise ResourceError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+    def lines():
+        yield f"{HEADER}{description}\n"
+        yield "# units: " + ",".join(units) + "\n"
+        yield ",".join(names) + "\n"
+        for row in data:
+            yield ",".join(fmt % value for fmt, value in zip(formats, row, strict=True)) + "\n"
+
+    write_whole(path, lines())
 
 
 def export_csv(results, output=None, table="nodes", frame=-1, history=None) -> Path:
@@ -178,10 +176,7 @@ def export_csv(results, output=None, table="nodes", frame=-1, history=None) -> P
     except CaseError as exc:
         raise CaseError(exc.reason, file=str(results), key=exc.key) from None
     path = Path(output) if output is not None else results.parent / default
-    if path.exists() and path.resolve() == results.resolve():
-        raise CaseError(
-            f"-o {path} is the results file itself: name another file", file=str(results)
-        )
+    check_target(path, results, HEADER, "a CSV table of rodsim export")
     if isinstance(system, bytes):
         system = system.decode()
     units = f"; units of the case: {system}" if system else "; the case's consistent units"

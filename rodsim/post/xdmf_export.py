@@ -4,16 +4,19 @@ export").
 The index is a small XML file (XDMF 2, read by ParaView's and VTK's XDMF reader) that points
 into the HDF5 file: no data is copied. One temporal collection per kind of element (rods:
 polylines of 2 nodes; plates: quadrilaterals, a triangle's last node repeated), one grid per
-frame at its `time`. A grid's geometry and fields are hyperslabs of frame k of the per-frame
-datasets (nodes/position (F,N,3) -> [k, :, :]): every per-node dataset as point data, every
-per-element dataset of that kind with one value or one vector per element as cell data,
-named after the dataset (position, velocity, ..., force, moment, membrane, ...).
+frame at its total time (grid_times). A grid's geometry and fields are hyperslabs of frame k
+of the per-frame datasets (nodes/position (F,N,3) -> [k, :, :]): every per-node dataset as
+point data, every per-element dataset of that kind with one value or one vector per element
+as cell data, named after the dataset (position, velocity, ..., force, moment, membrane, ...).
 """
 
 import os
 from pathlib import Path
 
-from rodsim.errors import CaseError, ResourceError
+import numpy as np
+
+from rodsim.errors import CaseError
+from rodsim.post.replace_file import check_target, write_whole
 from rodsim.results_format import FRAME_DATASETS
 from rodsim.results_reader import frame_count, open_results
 
@@ -26,6 +29,7 @@ PER_POINT = ("rods/stress", "rods/von_mises", "plates/stress", "plates/von_mises
 # rotation's quaternion) or pads 2 with a zero third (plates' shear Q1, Q2); as "Matrix" it
 # would read all entries of a frame as one tuple
 ATTRIBUTE = {1: "Scalar", 3: "Vector", 9: "Tensor"}
+HEADER = '<?xml version="1.0" ?>'
 
 
 def _item(source: str, path: str, shape: tuple, number: str = "Float") -> str:
@@ -71,6 +75,17 @@ def _attribute(name: str, center: str, slab: str, shape: tuple) -> str:
     )
 
 
+def grid_times(f, n: int) -> np.ndarray:
+    """The frames' times: total_time (the time across analysis steps; `time` in files from
+    before steps), each at least the next float after the one before, so that the series is
+    strictly increasing (the hand-over between two steps shares a total time)."""
+    times = np.array(f["total_time"][:n] if "total_time" in f else f["time"][:n], dtype=float)
+    for k in range(1, n):
+        if not times[k] > times[k - 1]:
+            times[k] = np.nextafter(times[k - 1], np.inf)
+    return times
+
+
 def xdmf_text(f, source: str) -> str:
     """The index of an open results file f whose HDF5 file the index names `source`."""
     n = frame_count(f)
@@ -78,7 +93,7 @@ def xdmf_text(f, source: str) -> str:
         raise CaseError("the file holds no frame", key="--format")
     n_nodes = f["mesh/points"].shape[0]
     nodes = _fields(f, "nodes/", n_nodes)
-    times = f["time"][:n]
+    times = grid_times(f, n)
     collections = []
     for name, mesh, topology, prefix in KINDS:
         if mesh not in f or f[mesh].shape[0] == 0:
@@ -112,7 +127,7 @@ def xdmf_text(f, source: str) -> str:
     if not collections:
         raise CaseError("the results have no elements to index", key="--format")
     body = "\n".join(collections)
-    return f'<?xml version="1.0" ?>\n<Xdmf Version="2.0">\n<Domain>\n{body}\n</Domain>\n</Xdmf>\n'
+    return f'{HEADER}\n<Xdmf Version="2.0">\n<Domain>\n{body}\n</Domain>\n</Xdmf>\n'
 
 
 def export_xdmf(results, output=None) -> Path:
@@ -120,22 +135,12 @@ def export_xdmf(results, output=None) -> Path:
     names the HDF5 file relative to its own folder. Returns its path."""
     results = Path(results)
     path = Path(output) if output is not None else results.with_suffix(".xdmf")
-    if path.exists() and path.resolve() == results.resolve():
-        raise CaseError(
-            f"-o {path} is the results file itself: name another file", file=str(results)
-        )
+    check_target(path, results, HEADER, "an XDMF index")
     source = os.path.relpath(results.resolve(), path.resolve().parent)
     try:
         with open_results(results) as f:
             text = xdmf_text(f, source)
     except CaseError as exc:
         raise CaseError(exc.reason, file=str(results), key=exc.key) from None
-    part = path.with_name(f".{path.name}.part")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part.write_text(text)
-        part.replace(path)
-    except OSError as exc:
-        part.unlink(missing_ok=True)
-        raise ResourceError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_whole(path, [text])
     return path
