@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from rodsim.errors import CaseError
+from rodsim.post.csv_export import PER_POINT
 from rodsim.post.replace_file import check_target, write_whole
 from rodsim.results_format import FRAME_DATASETS
 from rodsim.results_reader import frame_count, open_results
@@ -24,7 +25,6 @@ KINDS = (
     ("rods", "mesh/rods", "Polyline", "rods/"),
     ("plates", "mesh/plates", "Quadrilateral", "plates/"),
 )
-PER_POINT = ("rods/stress", "rods/von_mises", "plates/stress", "plates/von_mises")
 # other sizes are vectors too: VTK's reader takes their components as they are (4: the
 # rotation's quaternion) or pads 2 with a zero third (plates' shear Q1, Q2); as "Matrix" it
 # would read all entries of a frame as one tuple
