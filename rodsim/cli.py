@@ -437,17 +437,45 @@ def export(results, fmt, folder, table, frame, history, matrices, overrides):
     help="Horizontal axis instead of time: load_factor, time, total_time or one component "
     "QUANTITY.C@SET (e.g. --against displacement.y@load_point for a load-displacement plot).",
 )
+@click.option(
+    "--along",
+    is_flag=True,
+    help="QUANTITY@SET along the rod of SET (its arc length) instead of over time: a "
+    "diagram, e.g. moment.bending2@beam.all --along.",
+)
+@click.option(
+    "--frames",
+    default=None,
+    metavar="K,K,...",
+    help="--along: the frames drawn, from 0, negative from the end (default: -1, the last).",
+)
+@click.option(
+    "--envelope",
+    is_flag=True,
+    help="--along: also the band between the least and largest value over all frames.",
+)
 @_handle_errors
-def plot(results, what, output, against):
+def plot(results, what, output, against, along, frames, envelope):
     """Plot time histories: energy, momentum, load_factor, or QUANTITY@SET (e.g.
-    displacement@beam.end, displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all)."""
-    from rodsim.post.plots import plot_results
+    displacement@beam.end, displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all);
+    with --along, QUANTITY@SET along its rod."""
     from rodsim.results_reader import incomplete_warning
 
+    if not along and (frames is not None or envelope):
+        raise CaseError("--frames and --envelope are for --along")
+    if along and against:
+        raise CaseError("--along draws against the arc length: give it without --against")
     warning = incomplete_warning(results)
     if warning:
         click.echo(warning, err=True)
-    path = plot_results(results, what, output, against)
+    if along:
+        from rodsim.post.diagrams import plot_along
+
+        path, _ = plot_along(results, what, output, frames or "-1", envelope)
+    else:
+        from rodsim.post.plots import plot_results
+
+        path = plot_results(results, what, output, against)
     click.echo(f"wrote {path}")
 
 
