@@ -14,7 +14,7 @@ import numpy as np
 
 from rodsim.case import units
 from rodsim.errors import CaseError
-from rodsim.post.plots import COMPONENTS, NODAL, RODS, _elements_in, _figure
+from rodsim.post.plots import COMPONENTS, NODAL, RODS, _elements_in, _figure, pick
 from rodsim.results_reader import frame_count, open_results
 
 
@@ -100,15 +100,7 @@ def along(f, what: str, n: int) -> Along:
             values = f[f"nodes/{name}"][:n][:, path_nodes]
         s, kind = s_nodes, "node"
     names = COMPONENTS.get(name, ("x", "y", "z"))
-    if component:
-        if component not in names:
-            raise CaseError(
-                f"unknown component {component!r} of {name}; expected one of {', '.join(names)}",
-                key="plot",
-            )
-        picks = [names.index(component)]
-    else:
-        picks = list(range(len(names)))
+    picks = pick(name, component, names)
     return Along(s, values[:, :, picks], tuple(names[k] for k in picks), kind)
 
 

@@ -166,21 +166,26 @@ def _data(f, what: str, n: int, mean: bool = False):
             f"unknown quantity {name!r}; expected one of {', '.join(known)}", key="plot"
         )
     names = COMPONENTS.get(name, ("x", "y", "z") if data.shape[2] == 3 else ("",))
-    if component:
-        if names == ("",):
-            raise CaseError(f"{name} has no components: write {name}@SET", key="plot")
-        if component not in names:
-            raise CaseError(
-                f"unknown component {component!r} of {name}; expected one of {', '.join(names)}",
-                key="plot",
-            )
-        picks = [names.index(component)]
-    else:
-        picks = list(range(len(names)))
+    picks = pick(name, component, names)
     if len(labels) * len(picks) > MAX_CURVES or (mean and len(labels) > 1):  # the set mean
         data = data.mean(axis=1, keepdims=True)
         labels = [f"mean of {len(labels)}"]
     return name, quantity, data, labels, names, picks
+
+
+def pick(name: str, component: str, names: tuple) -> list[int]:
+    """The indices of the components a QUANTITY.C names: [C's], or all without one;
+    CaseError for an unknown one."""
+    if not component:
+        return list(range(len(names)))
+    if names == ("",):
+        raise CaseError(f"{name} has no components: write {name}@SET", key="plot")
+    if component not in names:
+        raise CaseError(
+            f"unknown component {component!r} of {name}; expected one of {', '.join(names)}",
+            key="plot",
+        )
+    return [names.index(component)]
 
 
 def _stresses(f, name: str, nodes: np.ndarray, set_name: str, n: int):
