@@ -179,23 +179,22 @@ class Scratch:
 
 
 def _step_data(run, c: Control, t: float, h: float) -> vr.StepData:
-    """implicit.step_data from the run's arrays, without allocating; the elastic energy the
-    step starts from is offset by the run's summed energy balance error, which the
-    energy-consistent correction then takes back (with conserve_energy)."""
-    from rodsim.integrators.implicit import prescribed_targets
+    """implicit.step_data on the controller's scratch; the elastic energy the step starts
+    from is offset by the run's summed energy balance error, which the energy-consistent
+    correction then takes back (with conserve_energy)."""
+    from rodsim.integrators import implicit
 
-    m, st, s, sc = run.model, run.state, run.solver, c.scratch
+    st, s, sc = run.state, run.solver, c.scratch
     body_momenta(st.rot, st.p, st.pi, s.se3, sc.mom)
-    if m.terms.damped:
-        fterms.strains(m.terms, st.x, st.rot, run.quat, sc.strains)
-    prescribed_targets(
-        m.prescribed, t + h, m.x0, m.rot0, st.x, st.rot, sc.target_x, sc.target_rot, sc.flags
+    scratch = (sc.strains, sc.target_x, sc.target_rot, sc.flags)
+    sd = implicit.step_data(
+        s, st.x, st.rot, run.quat, sc.mom, h, t + 0.5 * h, t + h, vr.DYNAMIC, scratch
     )
-    return vr.StepData(
-        st.x, st.rot, run.quat, sc.mom, sc.strains, sc.target_x, sc.target_rot, sc.flags,
-        float(h), float(t + 0.5 * h), vr.DYNAMIC, s.se3, True, int(run.conserve),
-        float(c.internal - c.energy_error), int(run.free_body),
-    )  # fmt: skip
+    return sd._replace(
+        conserve=int(run.conserve),
+        u0=float(c.internal - c.energy_error),
+        free_body=int(run.free_body),
+    )
 
 
 def _next_step(c: Control, t: float, t_stop: float, kinks: np.ndarray):

@@ -254,17 +254,30 @@ def prescribed_targets(pa, t, x0, rot0, x, rot, target_x, target_rot, flags):
 
 
 def step_data(
-    solver: Solver, x, rot, quat, mom, h: float, t_load: float, t_target: float, mode: int
+    solver: Solver,
+    x,
+    rot,
+    quat,
+    mom,
+    h: float,
+    t_load: float,
+    t_target: float,
+    mode: int,
+    scratch: tuple | None = None,
 ) -> vr.StepData:
     """StepData for a solve starting at (x, rot, quat) with momentum mom (N,6); supported
-    components aim at their values at t_target."""
+    components aim at their values at t_target. scratch: (strains, target_x, target_rot,
+    flags) to fill instead of allocating (a run's steps reuse them)."""
     m = solver.model
     n = m.n_nodes
-    strains = forces.make_strains(m.terms)
+    if scratch is None:
+        strains = forces.make_strains(m.terms)
+        target_x, target_rot = np.empty((n, 3)), np.empty((n, 3))
+        flags = np.zeros(n, dtype=np.int64)
+    else:
+        strains, target_x, target_rot, flags = scratch
     if mode == vr.DYNAMIC and m.terms.damped:
         forces.strains(m.terms, x, rot, quat, strains)
-    target_x, target_rot = np.empty((n, 3)), np.empty((n, 3))
-    flags = np.zeros(n, dtype=np.int64)
     prescribed_targets(m.prescribed, t_target, m.x0, m.rot0, x, rot, target_x, target_rot, flags)
     return vr.StepData(
         x,

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from rodsim.errors import CaseError
+from rodsim.post import plots
 from rodsim.post.plots import COMPONENTS
 from rodsim.post.replace_file import check_target, write_whole
 from rodsim.results_format import FRAME_DATASETS
@@ -110,11 +111,7 @@ def _when(f, k: int) -> str:
 def history_table(f, node_set: str):
     """(description, columns) of the time history of a node set (see the module
     docstring)."""
-    sets = f["mesh/sets"] if "mesh/sets" in f else {}
-    if node_set not in sets:
-        names = ", ".join(sorted(sets)) or "none"
-        raise CaseError(f"unknown node set {node_set!r} (sets: {names})", key="--history")
-    nodes = np.asarray(sets[node_set][()], dtype=np.int64)
+    nodes = plots.node_set(f, node_set, "--history")
     n = frame_count(f)
     columns = [("frame", "index", np.arange(n))]
     points = f["mesh/points"][()]

@@ -14,7 +14,7 @@ import numpy as np
 
 from rodsim.case import units
 from rodsim.errors import CaseError
-from rodsim.post.plots import COMPONENTS, NODAL, RODS, _elements_in, _figure, pick
+from rodsim.post.plots import COMPONENTS, NODAL, RODS, _elements_in, _figure, node_set, pick
 from rodsim.results_reader import frame_count, open_results
 
 
@@ -72,17 +72,12 @@ def along(f, what: str, n: int) -> Along:
         raise CaseError(f"--along plots QUANTITY@SET, got {what!r}", key="plot")
     quantity, set_name = what.split("@", 1)
     name, _, component = quantity.partition(".")
-    sets = f["mesh/sets"]
-    if set_name not in sets:
-        raise CaseError(
-            f"unknown node set {set_name!r} (sets: {', '.join(sorted(sets))})", key="plot"
-        )
+    nodes = node_set(f, set_name, "plot")
     if name not in NODAL + RODS:
         raise CaseError(
             f"--along plots a nodal or rod quantity ({', '.join(NODAL + RODS)}), got {name!r}",
             key="plot",
         )
-    nodes = sets[set_name][()]
     elems = _elements_in(f, "rods", nodes, set_name)
     conn = f["mesh/rods"][()]
     points = f["mesh/points"][()]

@@ -140,12 +140,7 @@ def _data(f, what: str, n: int, mean: bool = False):
         )
     quantity, set_name = what.split("@", 1)
     name, _, component = quantity.partition(".")
-    sets = f["mesh/sets"]
-    if set_name not in sets:
-        raise CaseError(
-            f"unknown node set {set_name!r} (sets: {', '.join(sorted(sets))})", key="plot"
-        )
-    nodes = sets[set_name][()]
+    nodes = node_set(f, set_name, "plot")
     if len(nodes) == 0:
         raise CaseError(f"node set {set_name!r} is empty", key="plot")
     if name in NODAL:
@@ -171,6 +166,16 @@ def _data(f, what: str, n: int, mean: bool = False):
         data = data.mean(axis=1, keepdims=True)
         labels = [f"mean of {len(labels)}"]
     return name, quantity, data, labels, names, picks
+
+
+def node_set(f, set_name: str, key: str) -> np.ndarray:
+    """The node indices (K,) of a set of a results file; CaseError (at key) naming the
+    sets there is, for an unknown one."""
+    sets = f["mesh/sets"] if "mesh/sets" in f else {}
+    if set_name not in sets:
+        names = ", ".join(sorted(sets)) or "none"
+        raise CaseError(f"unknown node set {set_name!r} (sets: {names})", key=key)
+    return np.asarray(sets[set_name][()], dtype=np.int64)
 
 
 def pick(name: str, component: str, names: tuple) -> list[int]:
