@@ -24,6 +24,7 @@ _API = {
     "modes": "rodsim.api",
     "buckling": "rodsim.api",
     "read_results": "rodsim.results",
+    "render": "rodsim.post.render",
     "Results": "rodsim.results",
     "Simulation": "rodsim.simulation",
     "State": "rodsim.simulation",

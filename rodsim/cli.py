@@ -369,6 +369,12 @@ def info(results):
 )
 @click.option("--history", metavar="SET", default=None, help="csv: the time history of a node set.")
 @click.option(
+    "--envelope",
+    is_flag=True,
+    default=None,
+    help="csv: the --table's least and largest values over all frames, and their frames.",
+)
+@click.option(
     "--matrices",
     is_flag=True,
     help="RESULTS is a case file: write its K, M and C with the DOF map (docs/modal.md).",
@@ -377,10 +383,10 @@ def info(results):
     "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="With --matrices: as run."
 )
 @_handle_errors
-def export(results, fmt, folder, table, frame, history, matrices, overrides):
+def export(results, fmt, folder, table, frame, history, envelope, matrices, overrides):
     """Write the ParaView series of an existing results file, a CSV table of it, or
     (--matrices) the stiffness, mass and damping matrices of a case."""
-    csv_only = {"--table": table, "--frame": frame, "--history": history}
+    csv_only = {"--table": table, "--frame": frame, "--history": history, "--envelope": envelope}
     given = [name for name, value in csv_only.items() if value is not None]
     if matrices:
         from rodsim.post.matrices import export_matrices
@@ -400,9 +406,11 @@ def export(results, fmt, folder, table, frame, history, matrices, overrides):
         raise CaseError("--set is for --matrices (a case file); a results file has its case")
     if fmt != "csv" and given:
         raise CaseError(f"{', '.join(given)} are for --format csv")
-    if history and (table or frame is not None):
-        raise CaseError("--history writes every frame of a node set: give it without --table "
-                        "and --frame")  # fmt: skip
+    if history and (table or frame is not None or envelope):
+        raise CaseError("--history writes every frame of a node set: give it without --table, "
+                        "--frame and --envelope")  # fmt: skip
+    if envelope and frame is not None:
+        raise CaseError("--envelope covers every frame: give it without --frame")
     from rodsim.results_reader import incomplete_warning
 
     warning = incomplete_warning(results)
@@ -417,7 +425,7 @@ def export(results, fmt, folder, table, frame, history, matrices, overrides):
         from rodsim.post.csv_export import export_csv
 
         path = export_csv(results, folder, table or "nodes", -1 if frame is None else frame,
-                          history)  # fmt: skip
+                          history, bool(envelope))  # fmt: skip
         click.echo(f"wrote {path}")
         return
     from rodsim.post.export import export_vtk
@@ -541,6 +549,8 @@ def validate(names, quick, report_dir, suite):
     if any(o.status in ("FAIL", "error") for o in outcomes):
         sys.exit(1)  # not ctx.exit: its Exit exception would be taken for a bug above
 
+
+from rodsim import cli_render  # noqa: E402, F401  (registers `rodsim render` on main)
 
 if __name__ == "__main__":
     main()

@@ -61,8 +61,9 @@ BASELINE = 300 * MiB
 
 # rodsim.mesh.assemble.Mesh: points (N,3) 24 + frames (N,3,3) 72 + the parts' `all` node sets
 # 8 per node; conn (E,2) 16 + end_frames (E,2,3,3) 144 + section 8 + part 8 per element;
-# plates (P,4) 32 + plate_frames (P,4,3,3) 288 + plate_section 8 + plate_part 8 per plate.
-MESH = Items(24 + 72 + 8, 16 + 144 + 8 + 8, 32 + 288 + 8 + 8)
+# plates (P,4) 32 + plate_frames (P,4,3,3) 288 + plate_section 8 + plate_part 8 +
+# plate_thickness 8 per plate.
+MESH = Items(24 + 72 + 8, 16 + 144 + 8 + 8, 32 + 288 + 8 + 8 + 8)
 
 # rodsim.model.assembly.Model (x0, rot0 and the connectivities are the mesh's arrays):
 # mass 8 + inertia (N,3,3) 72 + fixed (N,6) bool 6 + rods.node_ptr 8 per node; per element

@@ -36,7 +36,10 @@ class ResultsMesh(NamedTuple):
     d3; conn (E,2) rod element nodes; section, part (E,) indices into section_names and
     part_names; plates (P,4) plate element nodes (triangles repeat the last); plate_section,
     plate_part (P,); sets: set name -> sorted node indices (K,); stress_points (S,R,2) the
-    stress recovery points (x2, x3) of each section name (R = 0 without stresses). Indices
+    stress recovery points (x2, x3) of each section name (R = 0 without stresses); end_frames
+    (E,2,3,3) the reference section frames at the rod element ends (files before layout 1.6:
+    the nodes' frames); section_outline (S,B,2) the outline of each section name (B = 0 in
+    files before layout 1.6); plate_thickness (P,) (NaN in files before layout 1.6). Indices
     count from 0."""
 
     points: np.ndarray
@@ -49,6 +52,9 @@ class ResultsMesh(NamedTuple):
     plate_part: np.ndarray
     sets: dict
     stress_points: np.ndarray
+    end_frames: np.ndarray
+    section_outline: np.ndarray
+    plate_thickness: np.ndarray
     section_names: tuple
     part_names: tuple
 
@@ -254,7 +260,7 @@ def _stack(frames: list, sizes: dict) -> dict:
 
 
 def _sizes_of(f) -> dict:
-    sizes = {"N": f["mesh/points"].shape[0], "E": 0, "P": 0, "S": 0, "R": 0}
+    sizes = {"N": f["mesh/points"].shape[0], "E": 0, "P": 0, "S": 0, "R": 0, "B": 0}
     if "mesh/stress_points" in f:
         sizes["S"], sizes["R"] = f["mesh/stress_points"].shape[:2]
     if "mesh/rods" in f:
@@ -295,8 +301,12 @@ def _file_mesh(f) -> ResultsMesh:
             if d.names:
                 names[d.names] = tuple(_text(x) for x in f[d.path].attrs.get("names", ()))
         else:  # a mesh without rods or without plates, a run without stresses
-            empty = {"E": 0, "P": 0, "S": len(names.get("section_names", ())), "R": 0}
+            empty = {"E": 0, "P": 0, "S": len(names.get("section_names", ())), "R": 0, "B": 0}
             values[d.source] = np.zeros(concrete_shape(d.shape, empty), dtype=d.dtype)
+    if "mesh/rod_frames" not in f and len(values["conn"]):  # before layout 1.6: the nodes'
+        values["end_frames"] = values["frames"][values["conn"]]
+    if "mesh/plate_thickness" not in f:
+        values["plate_thickness"] = np.full(len(values["plates"]), np.nan)
     return ResultsMesh(
         **values,
         section_names=names.get("section_names", ()),

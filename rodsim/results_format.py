@@ -20,8 +20,9 @@ from rodsim.mesh.assemble import Mesh
 LAYOUT = 1
 # 1: layout_minor itself and a description on every mesh dataset; 2: the run status
 # attributes and solver/off_schedule; 3: the units attribute; 4: stresses, modes, buckling;
-# 5: analysis steps (step, load_factor, total_time) and the restart/ group
-LAYOUT_MINOR = 5
+# 5: analysis steps (step, load_factor, total_time) and the restart/ group; 6: what rodsim render
+# draws (mesh/rod_frames, mesh/section_outline, mesh/plate_thickness)
+LAYOUT_MINOR = 6
 
 # when a dataset is in the file
 ALWAYS = "always"
@@ -157,6 +158,39 @@ DATASETS = (
         ROD_STRESS,
         optional=True,
         since=4,
+    ),
+    _D(
+        "mesh/rod_frames",
+        ("E", 2, 3, 3),
+        "end_frames",
+        "1",
+        "reference section frames at the two ends of each rod element, columns d1 d2 d3 (they "
+        "differ from mesh/frames where rods meet at an angle); current: R(q) times them",
+        RODS,
+        optional=True,
+        since=6,
+    ),
+    _D(
+        "mesh/section_outline",
+        ("S", "B", 2),
+        "section_outline",
+        "length",
+        "outer outline (x2, x3) of each section (index as mesh/rod_section), counter-clockwise, "
+        "NaN-padded; a section given by stiffnesses: the ellipse of its radii of gyration; "
+        "NaN for plate sections (docs/render.md)",
+        RODS,
+        optional=True,
+        since=6,
+    ),
+    _D(
+        "mesh/plate_thickness",
+        ("P",),
+        "plate_thickness",
+        "length",
+        "thickness of each plate element",
+        PLATES,
+        optional=True,
+        since=6,
     ),
     _D("nodes/position", ("N", 3), "position", "length", "current node positions"),
     _D(
@@ -465,13 +499,15 @@ def is_present(d: Dataset, mesh: Mesh) -> bool:
 
 def sizes_of(mesh) -> dict:
     """The size letters of a mesh's datasets (an assemble.Mesh or a results.ResultsMesh): N
-    nodes, E rod elements, P plates, S sections, R stress recovery points per section."""
+    nodes, E rod elements, P plates, S sections, R stress recovery points per section, B
+    points of the longest section outline."""
     return {
         "N": len(mesh.points),
         "E": len(mesh.conn),
         "P": len(mesh.plates),
         "S": len(mesh.section_names),
         "R": mesh.stress_points.shape[1],
+        "B": mesh.section_outline.shape[1],
     }
 
 

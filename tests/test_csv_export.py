@@ -96,6 +96,38 @@ def test_rod_table_names_components_as_rodsim_plot(rod, tmp_path):
         assert np.array_equal(column["curvature.3"], f["rods/curvature"][-1][:, 2])
 
 
+@pytest.mark.parametrize("chunk", [256, 2])  # the frames in one read, or in three
+def test_envelope_is_the_least_and_largest_over_the_frames(rod, tmp_path, monkeypatch, chunk):
+    """Per element and per node: each column's min and max over all frames of the HDF5
+    dataset, bit for bit, and the first frame each occurs at."""
+    monkeypatch.setattr("rodsim.post.csv_export.CHUNK", chunk)
+    _, header, values = _read(export_csv(rod, tmp_path / "e.csv", "rods", envelope=True))
+    column = {name: values[:, i] for i, name in enumerate(header)}
+    with h5py.File(rod) as f:
+        m = f["rods/moment"][()][:, :, 1]  # (F, E) bending2
+        u = f["nodes/position"][()][:, :, 2] - f["mesh/points"][()][:, 2]
+    assert np.array_equal(column["moment.bending2.min"], m.min(axis=0))
+    assert np.array_equal(column["moment.bending2.max"], m.max(axis=0))
+    assert np.array_equal(column["moment.bending2.min_frame"], m.argmin(axis=0))
+    assert np.array_equal(column["moment.bending2.max_frame"], m.argmax(axis=0))
+    assert len(set(column["moment.bending2.max_frame"])) > 1 or m.shape[0] == 1
+    _, header, values = _read(export_csv(rod, tmp_path / "n.csv", "nodes", envelope=True))
+    column = {name: values[:, i] for i, name in enumerate(header)}
+    assert np.array_equal(column["displacement.z.min"], u.min(axis=0))
+    assert np.array_equal(column["displacement.z.max_frame"], u.argmax(axis=0))
+
+
+def test_envelope_passes_over_nan(tmp_path):
+    """utilisation without an allowable stress is NaN in every frame: -1 for its frames; a NaN
+    in some frames only is passed over."""
+    from rodsim.post.csv_export import _extreme
+
+    chunk = np.array([[np.nan, 1.0, np.nan], [2.0, 0.5, np.nan], [1.0, np.nan, np.nan]])
+    values, frames = _extreme(None, chunk, 10, np.greater)
+    assert np.array_equal(values[:2], [2.0, 1.0]) and np.isnan(values[2])
+    assert np.array_equal(frames, [11, 10, -1])
+
+
 def test_history_of_a_set_has_every_frame(rod, tmp_path):
     path = export_csv(rod, tmp_path / "tip.csv", history="beam.end")
     _, header, values = _read(path)
@@ -149,6 +181,8 @@ def test_cli_writes_next_to_the_results_by_default(rod):
         (["--table", "rods"], "--table are for --format csv"),
         (["--format", "csv", "--history", "beam.end", "--frame", "1"], "without --table"),
         (["--format", "csv", "--set", "solver.t_end=1"], "--set is for --matrices"),
+        (["--format", "csv", "--envelope", "--frame", "1"], "give it without --frame"),
+        (["--envelope"], "--envelope are for --format csv"),
     ],
 )
 def test_cli_refuses_what_it_cannot_write(rod, tmp_path, args, words):

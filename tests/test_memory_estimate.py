@@ -116,6 +116,7 @@ def _arrays(case: Path) -> tuple[r.Sizes, dict]:
             mesh.plate_section,
             mesh.plate_part,
             mesh.plate_frames,
+            mesh.plate_thickness,
         ),
         "sets": nbytes(mesh.sets),
         "model": nbytes(mesh, model) - nbytes(mesh),

@@ -15,7 +15,7 @@ from rodsim.cli import main
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh
 from rodsim.post.summary import describe
-from rodsim.results_format import DATASETS, FRAME_DATASETS, SETS, markdown_table
+from rodsim.results_format import DATASETS, FRAME_DATASETS, LAYOUT_MINOR, SETS, markdown_table
 from rodsim.results_reader import (
     frame_count,
     layout_version,
@@ -61,6 +61,8 @@ def random_mesh(rng, rods: bool, plates: bool) -> Mesh:
         plate_frames=rng.normal(size=(p, 4, 3, 3)),
         stress_points=rng.normal(size=(2, RECOVERY if rods else 0, 2)),
         point_stresses=True,
+        section_outline=rng.normal(size=(2, 5, 2)),
+        plate_thickness=rng.uniform(size=p),
     )
 
 
@@ -176,7 +178,7 @@ def test_every_dataset_of_the_file_is_in_the_table_and_holds_what_was_written(
     }
     with h5py.File(path, "r") as f:
         assert f.attrs["layout"] == 1
-        assert f.attrs["layout_minor"] == 5
+        assert f.attrs["layout_minor"] == LAYOUT_MINOR
         assert f.attrs["units"] == ""  # no units declared
         assert f.attrs["case"] == "case: text\n"
         assert f.attrs["title"] == "random"

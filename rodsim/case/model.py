@@ -28,7 +28,7 @@ from rodsim.case.settings import (
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh, build_mesh
 from rodsim.mesh.plate_geometry import plate_node_frames
-from rodsim.model import forces, mechanism, timefunc
+from rodsim.model import forces, mechanism, outlines, timefunc
 from rodsim.model.assembly import Model, PointMass, build_model
 from rodsim.model.plate import make_plates
 from rodsim.model.prescribed import Prescribed
@@ -311,6 +311,8 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
             mesh,
             frames=frames,
             stress_points=points,
+            section_outline=section_outlines(mesh.section_names, rod_sections),
+            plate_thickness=thickness.copy(),  # apart from the model's, as rodsim.resources counts
             point_stresses=data.output.stresses == "points",
             notes=mesh.notes + notes,
         ),
@@ -371,6 +373,18 @@ def stress_points(names, rod_sections: dict, k: int) -> np.ndarray:
         geometry = getattr(rod_sections.get(name), "geometry", None)
         if geometry is not None:
             out[i, : len(geometry.points.x)] = geometry.points.x
+    return out
+
+
+def section_outlines(names, rod_sections: dict) -> np.ndarray:
+    """(S,B,2) the outline of each section name (NaN-padded, NaN for plate sections): the
+    file's mesh/section_outline (rodsim.model.outlines)."""
+    drawn = {name: outlines.section_outline(s) for name, s in rod_sections.items()}
+    b = max((len(o) for o in drawn.values()), default=0)
+    out = np.full((len(names), b, 2), np.nan)
+    for i, name in enumerate(names):
+        if name in drawn:
+            out[i, : len(drawn[name])] = drawn[name]
     return out
 
 

@@ -40,7 +40,9 @@ class Mesh:
     the plates' frame (rodsim.mesh.plate_geometry.plate_node_frames: d3 the mean normal) and
     the rods keep their section frames through end offsets. Rod-only meshes have P = 0.
     stress_points (S,K,2): the stress recovery points of each section name, set by the model
-    builder (rodsim.case.model.stress_points)."""
+    builder (rodsim.case.model.stress_points), and so are section_outline (S,B,2) the outline
+    of each section name (rodsim.model.outlines; NaN for plate sections) and plate_thickness
+    (P,)."""
 
     points: np.ndarray
     frames: np.ndarray
@@ -58,6 +60,8 @@ class Mesh:
     notes: tuple[str, ...] = ()
     stress_points: np.ndarray = field(default_factory=_empty(0, 2))
     point_stresses: bool = False
+    section_outline: np.ndarray = field(default_factory=_empty(0, 0, 2))
+    plate_thickness: np.ndarray = field(default_factory=_empty())
 
     @property
     def n_nodes(self) -> int:

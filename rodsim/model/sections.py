@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from rodsim.model import outlines
 from rodsim.model.section_geometry import Boundary, ShapeProperties
 from rodsim.model.shapes import (
     recovery_points,
@@ -34,11 +35,13 @@ from rodsim.model.shapes import (
 @dataclass(frozen=True)
 class SectionGeometry:
     """What stresses are recovered from (docs/stresses.md): the shape's properties (A, I2, I3)
-    and its recovery points; allowable: the material's allowable stress (None: not given)."""
+    and its recovery points; allowable: the material's allowable stress (None: not given);
+    outline (K,2): the outer boundary drawn by rodsim render (rodsim.model.outlines)."""
 
     shape: ShapeProperties
     points: Boundary
     allowable: float | None = None
+    outline: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,7 @@ def section_from_material(E, nu, rho, shape, shear_factor=None, allowable=None) 
         rhoI2=density * props.I2,
         rhoI3=density * props.I3,
         rhoJ=density * (props.I2 + props.I3),
-        geometry=SectionGeometry(props, recovery_points(shape), allowable),
+        geometry=SectionGeometry(props, recovery_points(shape), allowable, outlines.outline(shape)),
     )
 
 

@@ -7,6 +7,8 @@ Three kinds of table (docs/running.md, "rodsim export"):
   split into its components, named QUANTITY.COMPONENT as `rodsim plot` names them
   (position.x, rotation.w, force.axial, moment.bending2, membrane.N11, ...); nodes also get
   displacement (position - mesh/points); elements their nodes, part and section;
+- the envelope of such a table over every frame (one row per node or element): the least and
+  largest value of each column and the frame each occurs at;
 - a time history (one row per frame): every per-frame scalar and vector dataset (time, step,
   load_factor, total_time, energies, total momenta, solver counters) and the nodal
   quantities of the nodes of one set.
@@ -62,12 +64,10 @@ def _frame_index(f, frame: int) -> int:
     return k
 
 
-def frame_table(f, table: str, frame: int):
-    """(description, columns) of a frame's table of nodes, rods or plates (see the module
-    docstring); columns: [(name, unit, (R,) values)]."""
+def _row_columns(f, table: str):
+    """The columns that say what a row of a table of nodes, rods or plates is."""
     if table not in TABLES:
         raise CaseError(f"expected one of {', '.join(TABLES)}, got {table!r}", key="--table")
-    k = _frame_index(f, frame)
     rows = {"nodes": f["mesh/points"].shape[0]}
     rows["rods"] = f["mesh/rods"].shape[0] if "mesh/rods" in f else 0
     rows["plates"] = f["mesh/plates"].shape[0] if "mesh/plates" in f else 0
@@ -87,17 +87,76 @@ def frame_table(f, table: str, frame: int):
         for label, key in (("part", part), ("section", section)):
             if f"mesh/{key}" in f:
                 columns.append((label, "index", f[f"mesh/{key}"][()]))
+    return columns
+
+
+def _quantities(f, table: str):
+    """(name, unit, values(k0, k1) -> (k1 - k0, R[, C]) array) of each per-row quantity of a
+    table in the file, position followed by displacement."""
+    out = []
     for d in FRAME_DATASETS:
         if not d.path.startswith(GROUPS[table]) or d.shape[:1] != (SIZES[table],):
             continue
         if d.path in PER_POINT or d.path not in f:
             continue
         name = d.path.removeprefix(GROUPS[table])
-        values = f[d.path][k]
-        columns += _columns(name, values, d.units)
+        out.append((name, d.units, lambda k0, k1, p=d.path: f[p][k0:k1]))
         if name == "position":
-            columns += _columns("displacement", values - f["mesh/points"][()], "length")
+            points = f["mesh/points"][()]
+            shift = lambda k0, k1, x=points: f["nodes/position"][k0:k1] - x  # noqa: E731
+            out.append(("displacement", "length", shift))
+    return out
+
+
+def frame_table(f, table: str, frame: int):
+    """(description, columns) of a frame's table of nodes, rods or plates (see the module
+    docstring); columns: [(name, unit, (R,) values)]."""
+    columns = _row_columns(f, table)
+    k = _frame_index(f, frame)
+    for name, unit, values in _quantities(f, table):
+        columns += _columns(name, values(k, k + 1)[0], unit)
     return f"{table} of frame {k} ({_when(f, k)})", columns
+
+
+CHUNK = 256  # frames read at a time: an envelope's memory does not grow with the run
+
+
+def envelope_table(f, table: str):
+    """(description, columns) of the envelope of a table over every frame: per row, for each
+    column X of the frame table, X.min and X.max and the frames they occur at, X.min_frame and
+    X.max_frame (the first such frame; NaN values are passed over, -1 where all are NaN)."""
+    columns = _row_columns(f, table)
+    n = frame_count(f)
+    if n == 0:
+        raise CaseError("the file holds no frame", key="--envelope")
+    for name, unit, values in _quantities(f, table):
+        low = high = None
+        for k0 in range(0, n, CHUNK):
+            chunk = values(k0, min(n, k0 + CHUNK))
+            low = _extreme(low, chunk, k0, np.less)
+            high = _extreme(high, chunk, k0, np.greater)
+        for (label, u, lo), (_, _, lo_at), (_, _, hi), (_, _, hi_at) in zip(
+            _columns(name, low[0], unit),
+            _columns(name, low[1], "index"),
+            _columns(name, high[0], unit),
+            _columns(name, high[1], "index"),
+            strict=True,
+        ):
+            columns += [(label + ".min", u, lo), (label + ".min_frame", "index", lo_at)]
+            columns += [(label + ".max", u, hi), (label + ".max_frame", "index", hi_at)]
+    return f"{table}, envelope over frames 0 to {n - 1}", columns
+
+
+def _extreme(best, chunk: np.ndarray, k0: int, better):
+    """(values, frames) of the running extreme after a chunk (F, R[, C]) of frames from k0."""
+    if best is None:
+        best = (np.full(chunk.shape[1:], np.nan), np.full(chunk.shape[1:], -1, dtype=np.int64))
+    values, frames = best
+    for j, row in enumerate(chunk):
+        take = ~np.isnan(row) & (np.isnan(values) | better(row, values))
+        values = np.where(take, row, values)
+        frames = np.where(take, k0 + j, frames)
+    return values, frames
 
 
 def _when(f, k: int) -> str:
@@ -156,16 +215,20 @@ def write_csv(path: Path, description: str, columns) -> None:
     write_whole(path, lines())
 
 
-def export_csv(results, output=None, table="nodes", frame=-1, history=None) -> Path:
+def export_csv(results, output=None, table="nodes", frame=-1, history=None, envelope=False) -> Path:
     """Write a frame's table (table: nodes, rods or plates; frame: its index, negative from
-    the end) or, with history (a node set), the set's time history; return the path
-    (default: next to the results file, <stem>_<table>_<frame>.csv or <stem>_<set>.csv)."""
+    the end), with envelope the table's envelope over all frames, or with history (a node
+    set) the set's time history; return the path (default: next to the results file,
+    <stem>_<table>_<frame>.csv, <stem>_<table>_envelope.csv or <stem>_<set>.csv)."""
     results = Path(results)
     try:
         with open_results(results) as f:
             if history is not None:
                 description, columns = history_table(f, history)
                 default = f"{results.stem}_{history}.csv"
+            elif envelope:
+                description, columns = envelope_table(f, table)
+                default = f"{results.stem}_{table}_envelope.csv"
             else:
                 description, columns = frame_table(f, table, frame)
                 default = f"{results.stem}_{table}_{_frame_index(f, frame)}.csv"
