@@ -15,7 +15,7 @@ import time as wallclock
 import click
 
 from rodsim import __version__
-from rodsim.errors import CaseError, Interrupted, ResourceError, RodsimError
+from rodsim.errors import Interrupted, ResourceError, RodsimError
 
 
 def _handle_errors(fn):
@@ -333,161 +333,6 @@ def info(results):
 
 
 @main.command()
-@click.argument("results", type=click.Path(dir_okay=False))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["vtk", "csv", "xdmf", "npz", "mtx"]),
-    help="vtk (the default): the ParaView series; csv: a table of a frame's nodes, rods or "
-    "plates, or (--history) a node set's time history; xdmf: an index that lets ParaView "
-    "read the results file itself; with --matrices npz (the default) or mtx (Matrix "
-    "Market: <stem>_K.mtx, _M.mtx, _C.mtx and _dofs.csv).",
-)
-@click.option(
-    "-o",
-    "--output",
-    "folder",
-    type=click.Path(),
-    help="Folder for the series (default: next to the results file); csv: the file (default: "
-    "<stem>_<table>_<frame>.csv or <stem>_<set>.csv next to the results file); xdmf: the "
-    "file (default: <stem>.xdmf next to the results file); with "
-    "--matrices the .npz file or the stem of the .mtx files (default: <case stem>_matrices "
-    "next to the case).",
-)
-@click.option(
-    "--table",
-    type=click.Choice(["nodes", "rods", "plates"]),
-    default=None,
-    help="csv: one row per node (the default), rod element or plate element.",
-)
-@click.option(
-    "--frame",
-    type=int,
-    default=None,
-    help="csv: the frame of the table, from 0; negative counts from the end (default: -1, "
-    "the last).",
-)
-@click.option("--history", metavar="SET", default=None, help="csv: the time history of a node set.")
-@click.option(
-    "--envelope",
-    is_flag=True,
-    default=None,
-    help="csv: the --table's least and largest values over all frames, and their frames.",
-)
-@click.option(
-    "--matrices",
-    is_flag=True,
-    help="RESULTS is a case file: write its K, M and C with the DOF map (docs/modal.md).",
-)
-@click.option(
-    "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="With --matrices: as run."
-)
-@_handle_errors
-def export(results, fmt, folder, table, frame, history, envelope, matrices, overrides):
-    """Write the ParaView series of an existing results file, a CSV table of it, or
-    (--matrices) the stiffness, mass and damping matrices of a case."""
-    csv_only = {"--table": table, "--frame": frame, "--history": history, "--envelope": envelope}
-    given = [name for name, value in csv_only.items() if value is not None]
-    if matrices:
-        from rodsim.post.matrices import export_matrices
-
-        if given:
-            raise CaseError(f"{', '.join(given)} are for --format csv, not --matrices")
-        if fmt not in (None, "npz", "mtx"):
-            raise CaseError(f"--matrices writes --format npz or mtx, not {fmt}")
-        paths = export_matrices(results, folder, overrides, fmt or "npz")
-        click.echo("wrote K, M, C and the DOF map: " + ", ".join(map(str, paths)))
-        return
-    if fmt in ("npz", "mtx"):
-        raise CaseError(
-            f"--format {fmt} is for --matrices; a results file exports vtk, csv or xdmf"
-        )
-    if overrides:
-        raise CaseError("--set is for --matrices (a case file); a results file has its case")
-    if fmt != "csv" and given:
-        raise CaseError(f"{', '.join(given)} are for --format csv")
-    if history and (table or frame is not None or envelope):
-        raise CaseError("--history writes every frame of a node set: give it without --table, "
-                        "--frame and --envelope")  # fmt: skip
-    if envelope and frame is not None:
-        raise CaseError("--envelope covers every frame: give it without --frame")
-    from rodsim.results_reader import incomplete_warning
-
-    warning = incomplete_warning(results)
-    if warning:
-        click.echo(warning, err=True)
-    if fmt == "xdmf":
-        from rodsim.post.xdmf_export import export_xdmf
-
-        click.echo(f"wrote {export_xdmf(results, folder)}")
-        return
-    if fmt == "csv":
-        from rodsim.post.csv_export import export_csv
-
-        path = export_csv(results, folder, table or "nodes", -1 if frame is None else frame,
-                          history, bool(envelope))  # fmt: skip
-        click.echo(f"wrote {path}")
-        return
-    from rodsim.post.export import export_vtk
-
-    pvd, n = export_vtk(results, folder)
-    click.echo(f"wrote {n} frames: {pvd}")
-
-
-@main.command()
-@click.argument("results", type=click.Path(dir_okay=False))
-@click.argument("what", default="energy")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="PNG file.")
-@click.option(
-    "--against",
-    default=None,
-    metavar="CURVE",
-    help="Horizontal axis instead of time: load_factor, time, total_time or one component "
-    "QUANTITY.C@SET (e.g. --against displacement.y@load_point for a load-displacement plot).",
-)
-@click.option(
-    "--along",
-    is_flag=True,
-    help="QUANTITY@SET along the rod of SET (its arc length) instead of over time: a "
-    "diagram, e.g. moment.bending2@beam.all --along.",
-)
-@click.option(
-    "--frames",
-    default=None,
-    metavar="K,K,...",
-    help="--along: the frames drawn, from 0, negative from the end (default: -1, the last).",
-)
-@click.option(
-    "--envelope",
-    is_flag=True,
-    help="--along: also the band between the least and largest value over all frames.",
-)
-@_handle_errors
-def plot(results, what, output, against, along, frames, envelope):
-    """Plot time histories: energy, momentum, load_factor, or QUANTITY@SET (e.g.
-    displacement@beam.end, displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all);
-    with --along, QUANTITY@SET along its rod."""
-    from rodsim.results_reader import incomplete_warning
-
-    if not along and (frames is not None or envelope):
-        raise CaseError("--frames and --envelope are for --along")
-    if along and against:
-        raise CaseError("--along draws against the arc length: give it without --against")
-    warning = incomplete_warning(results)
-    if warning:
-        click.echo(warning, err=True)
-    if along:
-        from rodsim.post.diagrams import plot_along
-
-        path, _ = plot_along(results, what, output, frames or "-1", envelope)
-    else:
-        from rodsim.post.plots import plot_results
-
-        path = plot_results(results, what, output, against)
-    click.echo(f"wrote {path}")
-
-
-@main.command()
 @click.argument("cases", nargs=-1, type=click.Path(dir_okay=False))
 @_handle_errors
 def warmup(cases):
@@ -550,7 +395,7 @@ def validate(names, quick, report_dir, suite):
         sys.exit(1)  # not ctx.exit: its Exit exception would be taken for a bug above
 
 
-from rodsim import cli_render  # noqa: E402, F401  (registers `rodsim render` on main)
+from rodsim import cli_post  # noqa: E402, F401  (registers export, plot and render on main)
 
 if __name__ == "__main__":
     main()

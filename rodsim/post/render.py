@@ -9,8 +9,6 @@ brings one, else the one on PATH).
 
 import logging
 import math
-import shutil
-import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
@@ -18,6 +16,7 @@ import numpy as np
 
 from rodsim.case import units
 from rodsim.errors import CaseError, ResourceError
+from rodsim.post import movie as movies
 from rodsim.post import render_scene as scene
 from rodsim.post.plots import _is_equilibrium, _is_path
 from rodsim.results_reader import frame_count, open_results
@@ -278,72 +277,6 @@ def _scalars(drawing: _Drawing, values: tuple, field) -> np.ndarray:
     return own[drawing.surface.element]
 
 
-class _Movie:
-    """Frames (H,W,3) uint8 to a .png (one), .gif or .mp4, written to a temporary file that
-    replaces the target when complete."""
-
-    def __init__(self, path: Path, fps: float):
-        self.path, self.fps = path, fps
-        self.part = path.with_name(f".{path.name}.part")
-        self.kind = path.suffix.lower()
-        self.gif, self.proc = [], None
-
-    def add(self, img: np.ndarray) -> None:
-        from PIL import Image
-
-        if self.kind == ".png":
-            Image.fromarray(img).save(self.part, format="PNG")
-        elif self.kind == ".gif":  # an adaptive palette per frame, 1 byte a pixel kept
-            self.gif.append(Image.fromarray(img).quantize(colors=255, dither=Image.Dither.NONE))
-        else:
-            img = img[: img.shape[0] // 2 * 2, : img.shape[1] // 2 * 2]  # yuv420p: even sizes
-            if self.proc is None:
-                self.proc = subprocess.Popen(
-                    [_ffmpeg(), "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt",
-                     "rgb24", "-s", f"{img.shape[1]}x{img.shape[0]}", "-r", f"{self.fps:g}",
-                     "-i", "-", "-an", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags",
-                     "+faststart", "-f", "mp4", str(self.part)],
-                    stdin=subprocess.PIPE, stderr=subprocess.PIPE,
-                )  # fmt: skip
-            self.proc.stdin.write(np.ascontiguousarray(img).tobytes())
-
-    def finish(self) -> None:
-        if self.kind == ".gif":
-            first, *rest = self.gif
-            duration = round(1000.0 / self.fps)
-            first.save(self.part, format="GIF", save_all=True, append_images=rest,
-                       duration=duration, loop=0)  # fmt: skip
-        elif self.kind == ".mp4":
-            _, err = self.proc.communicate()
-            if self.proc.returncode != 0:
-                raise OSError(f"ffmpeg failed: {err.decode(errors='replace').strip()[-300:]}")
-        self.part.replace(self.path)
-
-    def abandon(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.part.unlink(missing_ok=True)
-
-
-def _ffmpeg() -> str:
-    """The ffmpeg of imageio-ffmpeg (rodsim[movie]), else the one on PATH; CaseError
-    without either."""
-    try:
-        import imageio_ffmpeg
-
-        return imageio_ffmpeg.get_ffmpeg_exe()
-    except (ImportError, RuntimeError):
-        found = shutil.which("ffmpeg")
-        if found:
-            return found
-    raise CaseError(
-        'an .mp4 needs ffmpeg: pip install "rodsim[movie]" (or put an ffmpeg on PATH); a .gif '
-        "needs none",
-        key="-o",
-    )
-
-
 def render(path, output=None, **options) -> Path:
     """Draw a results file's frames (or a mode) to output (default: output_path), as the
     keyword options of Options say (docs/render.md); return the path written. CaseError
@@ -363,7 +296,7 @@ def render(path, output=None, **options) -> Path:
             key="--cmap",
         )
     if output.suffix.lower() == ".mp4":
-        _ffmpeg()
+        movies.ffmpeg()
     pv = pyvista()
     with open_results(path) as f:
         n = frame_count(f)
@@ -425,7 +358,7 @@ def render(path, output=None, **options) -> Path:
                 high = np.maximum(high, ghost.points.max(axis=0))
                 pl.add_mesh(ghost, color="grey", opacity=0.3)
         _camera(pl, np.array([low, high]), options)
-        writer = _Movie(output, options.fps)
+        writer = movies.Movie(output, options.fps)
         try:
             for shot in shots():
                 for d in drawings:
