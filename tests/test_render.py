@@ -290,7 +290,7 @@ def test_a_file_from_before_layout_1_6_is_drawn_with_a_default_tube(runs, headle
 @pytest.mark.parametrize(
     "args, says",
     [
-        (["--field", "stress"], "unknown field 'stress'; expected one of position"),
+        (["--field", "stress"], "unknown field 'stress'; expected one of displacement, position, rotation"),
         (["--field", "force.x"], "force has components axial, shear2, shear3"),
         (["-o", "x.jpg"], "expected a .png (one frame), .gif or .mp4"),
         (["--frames", "9"], "the file holds 4 frames (0 to 3, or -4 to -1); got 9"),

@@ -210,9 +210,7 @@ def mode_shots(f, mode: int, field, scale: float, movie: bool, system):
     for j in range(MODE_FRAMES) if movie else [MODE_FRAMES // 4]:
         s = a * math.sin(2.0 * math.pi * j / MODE_FRAMES)
         turns = Rotation.from_rotvec(s * theta).as_matrix() @ turns0
-        values = (
-            None if field.name == "none" else scene._reduce(s * u, "displacement", field.component)
-        )
+        values = None if field.name == "none" else scene._reduce(s * u, field)
         yield Shot(x0 + s * u, turns, (values, None, None), label)
 
 

@@ -16,7 +16,8 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from rodsim.errors import CaseError
-from rodsim.post.plots import COMPONENTS, NODAL, PLATES, RODS, STRESSES
+from rodsim.post.plots import COMPONENTS
+from rodsim.results_format import FRAME_DATASETS
 
 DEFAULT_RADIUS = 0.01  # of the model's size: rods of files without outlines (layout < 1.6)
 
@@ -166,16 +167,36 @@ def plates_at(surface: Surface, x, normals, plates) -> np.ndarray:
 
 # --- the colouring fields ----------------------------------------------------------------------
 
-FIELDS = NODAL + RODS + PLATES + STRESSES + ("none",)
+
+def _family(group: str, size: str) -> dict:
+    """{name: component names} of the per-frame datasets of a group with one value or vector
+    per node, rod or plate (docs/results.md): a dataset added to the layout is a field."""
+    out = {}
+    for d in FRAME_DATASETS:
+        per_row = len(d.shape) == 1 or (len(d.shape) == 2 and isinstance(d.shape[1], int))
+        per_surface = d.path == "plates/von_mises"  # top, middle, bottom: not one value
+        if d.path.startswith(group) and d.shape[:1] == (size,) and per_row and not per_surface:
+            width = d.shape[1] if len(d.shape) == 2 else 0
+            known = COMPONENTS.get(d.path.removeprefix(group))
+            xyz = ("x", "y", "z") if width == 3 else tuple(str(c + 1) for c in range(width))
+            out[d.path.removeprefix(group)] = known if known else xyz
+    return out
+
+
+NODE_FIELDS = {"displacement": ("x", "y", "z"), **_family("nodes/", "N")}
+ROD_FIELDS = _family("rods/", "E")  # force, moment, strain, curvature, the stress maxima
+PLATE_FIELDS = _family("plates/", "P")  # membrane, bending, shear, the stress maxima
+FIELDS = tuple(dict.fromkeys([*NODE_FIELDS, *ROD_FIELDS, *PLATE_FIELDS, "none"]))
 
 
 class Field(NamedTuple):
     """A colouring field: name (the quantity), component ("" for the magnitude), where
-    ("node", "rod", "plate" or "element": rods and plates), label for the colour bar."""
+    ("node", "rod", "plate" or "element": rods and plates), components (the names)."""
 
     name: str
     component: str
     where: str
+    components: tuple
 
 
 def parse_field(spec: str) -> Field:
@@ -185,7 +206,7 @@ def parse_field(spec: str) -> Field:
         raise CaseError(
             f"unknown field {name!r}; expected one of {', '.join(FIELDS)}", key="--field"
         )
-    names = COMPONENTS.get(name, ("x", "y", "z") if name in NODAL else ())
+    names = NODE_FIELDS.get(name) or ROD_FIELDS.get(name) or PLATE_FIELDS.get(name) or ()
     if component and component not in names:
         raise CaseError(
             f"{name} has "
@@ -193,25 +214,23 @@ def parse_field(spec: str) -> Field:
             + f"; got {spec!r}",
             key="--field",
         )
-    if name in NODAL or name == "none":
+    if name in NODE_FIELDS or name == "none":
         where = "node"
-    elif name in RODS:
-        where = "rod"
-    elif name in PLATES:
-        where = "plate"
-    else:
+    elif name in ROD_FIELDS and name in PLATE_FIELDS:
         where = "element"
-    return Field(name, component, where)
+    else:
+        where = "rod" if name in ROD_FIELDS else "plate"
+    return Field(name, component, where, names)
 
 
-def _reduce(values: np.ndarray, name: str, component: str) -> np.ndarray:
+def _reduce(values: np.ndarray, field: Field) -> np.ndarray:
     """One number per row of values (K, C): the component, else the norm (a rotation: its
     angle 2 acos |w|, rad)."""
+    name, component = field.name, field.component
     if values.ndim == 1:
         return values
-    names = COMPONENTS.get(name, ("x", "y", "z"))
     if component:
-        return values[:, names.index(component)]
+        return values[:, field.components.index(component)]
     if name == "rotation":
         return 2.0 * np.arccos(np.clip(np.abs(values[:, 0]), 0.0, 1.0))
     return np.linalg.norm(values, axis=1)
@@ -220,7 +239,7 @@ def _reduce(values: np.ndarray, name: str, component: str) -> np.ndarray:
 def field_values(f, field: Field, k: int, position: np.ndarray):
     """(on nodes (N,) or None, on rod elements (E,) or None, on plates (P,) or None): the
     field at frame k of an open results file (position: the frame's, maybe scaled)."""
-    name, comp = field.name, field.component
+    name = field.name
     if name == "none":
         return None, None, None
     if field.where == "node":
@@ -230,12 +249,12 @@ def field_values(f, field: Field, k: int, position: np.ndarray):
             raw = position
         else:
             raw = f[f"nodes/{name}"][k]
-        return _reduce(raw, name, comp), None, None
+        return _reduce(raw, field), None, None
     rods = plates = None
     if field.where in ("rod", "element") and f"rods/{name}" in f:
-        rods = _reduce(f[f"rods/{name}"][k], name, comp)
+        rods = _reduce(f[f"rods/{name}"][k], field)
     if field.where in ("plate", "element") and f"plates/{name}" in f:
-        plates = _reduce(f[f"plates/{name}"][k], name, comp)
+        plates = _reduce(f[f"plates/{name}"][k], field)
     if rods is None and plates is None:
         raise CaseError(
             f"the results file has no {name} ("
