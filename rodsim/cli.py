@@ -397,5 +397,7 @@ def validate(names, quick, report_dir, suite):
 
 from rodsim import cli_post  # noqa: E402, F401  (registers export, plot and render on main)
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # python -m rodsim.cli: the module that rodsim.cli_post fills
+    from rodsim.cli import main as registered
+
+    registered()

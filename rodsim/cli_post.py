@@ -8,6 +8,11 @@ from rodsim.cli import _handle_errors, main
 from rodsim.errors import CaseError
 
 
+def _listed(options: list) -> str:
+    """'--table is' or '--table, --frame are'."""
+    return ", ".join(options) + (" is" if len(options) == 1 else " are")
+
+
 @main.command()
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.option(
@@ -68,7 +73,7 @@ def export(results, fmt, folder, table, frame, history, envelope, matrices, over
         from rodsim.post.matrices import export_matrices
 
         if given:
-            raise CaseError(f"{', '.join(given)} are for --format csv, not --matrices")
+            raise CaseError(f"{_listed(given)} for --format csv, not --matrices")
         if fmt not in (None, "npz", "mtx"):
             raise CaseError(f"--matrices writes --format npz or mtx, not {fmt}")
         paths = export_matrices(results, folder, overrides, fmt or "npz")
@@ -81,7 +86,7 @@ def export(results, fmt, folder, table, frame, history, envelope, matrices, over
     if overrides:
         raise CaseError("--set is for --matrices (a case file); a results file has its case")
     if fmt != "csv" and given:
-        raise CaseError(f"{', '.join(given)} are for --format csv")
+        raise CaseError(f"{_listed(given)} for --format csv")
     if history and (table or frame is not None or envelope):
         raise CaseError("--history writes every frame of a node set: give it without --table, "
                         "--frame and --envelope")  # fmt: skip
@@ -163,15 +168,6 @@ def plot(results, what, output, against, along, frames, envelope):
     click.echo(f"wrote {path}")
 
 
-def _pair(text: str, key: str, kind=float) -> tuple:
-    try:
-        a, b = (kind(v) for v in text.replace("x", ",").split(","))
-    except ValueError:
-        form = "WIDTHxHEIGHT, e.g. 1280x720" if kind is int else "LOW,HIGH, e.g. -5e3,5e3"
-        raise CaseError(f"expected {form}, got {text!r}", key=key) from None
-    return a, b
-
-
 @main.command()
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.option(
@@ -200,7 +196,7 @@ def _pair(text: str, key: str, kind=float) -> tuple:
 @click.option("--time", "at", type=float, default=None, metavar="T",
               help="A .png of the frame nearest time T (several steps: total time).")  # fmt: skip
 @click.option("--reference", is_flag=True, help="Also draw the undeformed structure, faint.")
-@click.option("--mode", type=int, default=0, help="Animate mode K (1-based) of a modal or "
+@click.option("--mode", type=int, default=None, help="Animate mode K (1-based) of a modal or "
               "buckling results file.")  # fmt: skip
 @click.option(
     "--view",
@@ -235,13 +231,11 @@ def render(
     from rodsim.post.render import render as draw
     from rodsim.results_reader import incomplete_warning
 
-    pixels = _pair(size, "--size", int) if size is not None else None
-    limits = _pair(clim, "--range") if clim is not None else None
     warning = incomplete_warning(results)
     if warning:
         click.echo(warning, err=True)
     path = draw(
         results, output, field=field, frames=frames, mode=mode, view=view, camera=camera,
-        size=pixels, fps=fps, scale=scale, clim=limits, cmap=cmap, time=at, reference=reference,
+        size=size, fps=fps, scale=scale, clim=clim, cmap=cmap, time=at, reference=reference,
     )  # fmt: skip
     click.echo(f"wrote {path}")

@@ -178,11 +178,11 @@ def test_cli_writes_next_to_the_results_by_default(rod):
         ),
         (["--format", "csv", "--frame", "99"], "holds 6 frames (0 to 5, or -6 to -1); got 99"),
         (["--format", "csv", "--table", "plates"], "--table: the results have no plate elements"),
-        (["--table", "rods"], "--table are for --format csv"),
+        (["--table", "rods"], "--table is for --format csv"),
         (["--format", "csv", "--history", "beam.end", "--frame", "1"], "without --table"),
         (["--format", "csv", "--set", "solver.t_end=1"], "--set is for --matrices"),
         (["--format", "csv", "--envelope", "--frame", "1"], "give it without --frame"),
-        (["--envelope"], "--envelope are for --format csv"),
+        (["--envelope"], "--envelope is for --format csv"),
     ],
 )
 def test_cli_refuses_what_it_cannot_write(rod, tmp_path, args, words):
@@ -245,7 +245,7 @@ def test_matrices_take_no_csv_options(tmp_path):
     case.write_text(ROD)
     result = CliRunner().invoke(main, ["export", "--matrices", str(case), "--table", "rods"])
     assert result.exit_code == 2, result.output
-    assert "--table are for --format csv, not --matrices" in result.output
+    assert "--table is for --format csv, not --matrices" in result.output
 
 
 def test_an_existing_file_is_replaced_only_if_it_is_a_table(rod, tmp_path):

@@ -6,6 +6,7 @@ tests skip, saying so (the geometry and refusal tests still run)."""
 
 import subprocess
 import sys
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -290,16 +291,29 @@ def test_a_file_from_before_layout_1_6_is_drawn_with_a_default_tube(runs, headle
 @pytest.mark.parametrize(
     "args, says",
     [
-        (["--field", "stress"], "unknown field 'stress'; expected one of displacement, position, rotation"),
+        (
+            ["--field", "stress"],
+            "unknown field 'stress'; expected one of displacement, position, rotation",
+        ),
         (["--field", "force.x"], "force has components axial, shear2, shear3"),
         (["-o", "x.jpg"], "expected a .png (one frame), .gif or .mp4"),
         (["--frames", "9"], "the file holds 4 frames (0 to 3, or -4 to -1); got 9"),
         (["--frames", "0:2"], "a .png is one frame"),
         (["--mode", "1"], "no modes/ or buckling/ group"),
         (["--cmap", "nope"], "unknown colour map 'nope'"),
-        (["--size", "10x10"], "expected at least 16 x 16 pixels"),
+        (["--size", "10x10"], "expected 16 to 8192 pixels a side, got 10x10"),
+        (["--size", "100000x100000"], "expected 16 to 8192 pixels a side"),
         (["--range", "2,1"], "expected LOW < HIGH"),
+        (["--range", "-inf,1"], "expected LOW,HIGH"),
+        (["--scale", "inf"], "expected a finite scale > 0"),
+        (["--time", "nan"], "expected a finite time"),
         (["--camera", "1,2/3"], "expected px,py,pz/fx,fy,fz/ux,uy,uz"),
+        (["--camera", "1,2,3/0,0,0/0,0,0"], "the view-up vector is zero or along the line"),
+        (["--camera", "0,0,5/0,0,0/0,0,1"], "the view-up vector is zero or along the line"),
+        (["--camera", "1,2,3/1,2,3/0,0,1"], "the camera's position is its focal point"),
+        (["--camera", "1,2,3/0,0,0/0,0,1", "--view", "iso"], "give it without --view"),
+        (["--mode", "0"], "modes count from 1; got 0"),
+        (["--field", "displacement."], "expected QUANTITY or QUANTITY.COMPONENT"),
     ],
 )
 def test_bad_options_exit_2_with_what_was_expected(runs, args, says, tmp_path):
@@ -331,3 +345,118 @@ def test_without_ffmpeg_an_mp4_names_the_extra(runs, monkeypatch, tmp_path):
     )
     assert result.exit_code == 2 and 'pip install "rodsim[movie]"' in result.output
     assert not (tmp_path / "a.mp4").exists()
+
+
+def test_a_mode_takes_no_frames(runs):
+    result = CliRunner().invoke(main, ["render", str(runs["modal"]), "--mode", "1", "--time", "0"])
+    assert result.exit_code == 2 and "give it without --frames or --time" in result.output
+
+
+def test_python_options_are_checked_as_the_command_checks_them(runs, tmp_path):
+    from rodsim import CaseError, render
+
+    with pytest.raises(CaseError, match="unknown option colour; expected field, frames"):
+        render(runs["cantilever"], tmp_path / "a.png", colour="red")
+    with pytest.raises(CaseError, match="expected WIDTHxHEIGHT"):
+        render(runs["cantilever"], tmp_path / "a.png", size="big")
+    with pytest.raises(CaseError, match="expected LOW,HIGH"):
+        render(runs["cantilever"], tmp_path / "a.png", clim=(0, 1, 2))
+
+
+def test_a_long_run_shows_300_frames_from_the_first_to_the_last():
+    from rodsim.post.render_options import frames
+
+    for n in (301, 1349, 5000):
+        picked = frames(None, n, movie=True)
+        assert len(picked) == 300 and picked[0] == 0 and picked[-1] == n - 1
+        assert np.all(np.diff(picked) > 0)
+    assert frames(None, 40, movie=True) == list(range(40))
+
+
+def test_rods_and_plates_in_one_file(headless, tmp_path):
+    """A plate with a stiffener along its edge: both drawn; a rod field leaves the plates
+    grey, a plate field the rods."""
+    from rodsim import render
+
+    text = PLATE.replace(
+        "sections:",
+        "  - rod: {name: r, from: [0, 1, 0], to: [1, 1, 0], elements: 4, up: [0, 0, 1], "
+        "section: b}\nsections:\n  b: {type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 1, "
+        "EI: [1, 1], rhoA: 1, rhoI: [1.0e-3, 1.0e-3]}",
+    )
+    out = _run(tmp_path, text, "both")
+    grey = np.array([211, 211, 211])
+    for field in ("displacement", "moment.bending2", "membrane.N11"):
+        img = _drawing(_image(render(out, tmp_path / f"{field}.png", field=field)))
+        assert _near(img, VIRIDIS_LOW) + _near(img, VIRIDIS_HIGH) > 100, field
+        if field != "displacement":
+            assert _near(img, grey, tol=0.02) > 50, field
+
+
+def test_a_picture_that_cannot_be_written_is_exit_4(runs, headless, tmp_path):
+    """A folder under a file; nothing is left behind. A folder that is not there is made."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = CliRunner().invoke(
+        main, ["render", str(runs["cantilever"]), "-o", str(blocker / "a.png")]
+    )
+    assert result.exit_code == 4 and "cannot write" in result.output
+    result = CliRunner().invoke(
+        main, ["render", str(runs["cantilever"]), "-o", str(tmp_path / "new" / "a.png")]
+    )
+    assert result.exit_code == 0 and (tmp_path / "new" / "a.png").exists()
+
+
+def test_reactions_are_coloured_with_their_unit(headless, tmp_path):
+    """A field of the layout that rodsim plot does not name (reaction_force) has its unit in
+    a declared system: N."""
+    from rodsim.case import units
+    from rodsim.post.render import _bar_title
+    from rodsim.post.render_scene import parse_field
+
+    si = units.from_attribute("SI: length m, mass kg, time s")
+    assert (
+        _bar_title(parse_field("reaction_force.z"), "reaction_force.z", si)
+        == "reaction_force.z (N)"
+    )
+    assert _bar_title(parse_field("reaction_moment"), "reaction_moment", None) == (
+        "reaction_moment (force length)"
+    )
+    assert _bar_title(parse_field("rotation"), "rotation", None) == "rotation (rad)"
+    out = _run(tmp_path, "units: SI\n" + CANTILEVER.replace("rodsim: 1\n", "rodsim: 1\n", 1), "si")
+    result = CliRunner().invoke(main, ["render", str(out), "--field", "reaction_force.z"])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_signal_stops_a_render_and_leaves_nothing(runs, headless, tmp_path):
+    """SIGTERM during an MP4: exit 128 + 15, no picture, no temporary file, no ffmpeg left."""
+    import signal
+    import time
+
+    pytest.importorskip("imageio_ffmpeg", reason="an .mp4 needs rodsim[movie]")
+    many = tmp_path / "many.h5"
+    _run(tmp_path, CANTILEVER.replace("load_steps: 3", "load_steps: 200"), "many")
+    target = tmp_path / "m.mp4"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rodsim.cli", "render", str(many), "-o", str(target)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    part = tmp_path / ".m.mp4.part"
+    for _ in range(600):  # until the movie is being written
+        if part.exists() or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "render stopped by SIGTERM: nothing written" in err
+    assert not target.exists() and not part.exists()
+    writers = [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p).count(str(part))]
+    assert not writers, "an ffmpeg still writes the movie"
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""

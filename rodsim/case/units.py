@@ -87,9 +87,10 @@ class UnitSystem:
     def bases(self) -> tuple[str, str, str]:
         return (self.length, self.mass, self.time)
 
-    def label(self, dim: str) -> str:
-        """A short label of dim's unit for plots and `rodsim info`: 'N', 'MPa', 'N mm'."""
-        return _label(self, dim)
+    def label(self, dim: str, moment: bool = False) -> str:
+        """A short label of dim's unit for plots and `rodsim info`: 'N', 'MPa', 'N mm'; a
+        moment's force*length in N m, not J."""
+        return _label(self, dim, moment)
 
     def as_attribute(self) -> str:
         """The results file's `units` attribute: 'mm-t-s: length mm, mass t, time s'."""
@@ -200,14 +201,14 @@ def _what(q) -> str:
 _NAMED = ("N", "kN", "mN", "J", "kJ", "mJ", "Pa", "kPa", "MPa", "GPa", "N*m", "N*mm", "kN*m")
 
 
-def _label(units: UnitSystem, dim: str) -> str:
+def _label(units: UnitSystem, dim: str, moment: bool = False) -> str:
     if dim in _ANGLES:
         return "rad" if dim == "angle" else "deg"
     if dim == "1":
         return ""
     ureg = registry()
     base = ureg.Quantity(1.0, units.unit(dim))
-    for name in _NAMED:
+    for name in sorted(_NAMED, key=lambda n: "*" not in n) if moment else _NAMED:
         named = ureg.Unit(name)
         if named.dimensionality == base.dimensionality:
             factor = base.to(named).magnitude
@@ -226,6 +227,8 @@ def from_attribute(text: str) -> UnitSystem | None:
     return UnitSystem(*m.groups()) if m else None
 
 
+MOMENTS = ("moment", "reaction_moment")  # force*length in N m, not J
+
 # The dimension of each quantity rodsim plot and rodsim info show (docs/results.md)
 QUANTITIES = {
     "time": "time",
@@ -240,6 +243,8 @@ QUANTITIES = {
     "rotation": "1",
     "force": "force",
     "moment": "force*length",
+    "reaction_force": "force",
+    "reaction_moment": "force*length",
     "strain": "1",
     "curvature": "1/length",
     "membrane": "force/length",
@@ -254,5 +259,6 @@ def axis_label(name: str, system: UnitSystem | None, quantity: str | None = None
     """'energy [mJ]' in a declared system, 'energy' without one (or for a pure number)."""
     if system is None:
         return name
-    unit = system.label(QUANTITIES[quantity or name])
+    key = quantity or name
+    unit = system.label(QUANTITIES[key], moment=key in MOMENTS)
     return f"{name} [{unit}]" if unit else name

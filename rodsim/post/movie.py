@@ -24,6 +24,7 @@ class Movie:
     def add(self, img: np.ndarray) -> None:
         from PIL import Image
 
+        self.part.parent.mkdir(parents=True, exist_ok=True)
         if self.kind == ".png":
             Image.fromarray(img).save(self.part, format="PNG")
         elif self.kind == ".gif":  # an adaptive palette per frame, 1 byte a pixel kept
@@ -38,7 +39,15 @@ class Movie:
                      "+faststart", "-f", "mp4", str(self.part)],
                     stdin=subprocess.PIPE, stderr=subprocess.PIPE,
                 )  # fmt: skip
-            self.proc.stdin.write(np.ascontiguousarray(img).tobytes())
+            try:
+                self.proc.stdin.write(np.ascontiguousarray(img).tobytes())
+            except BrokenPipeError:  # ffmpeg stopped (a full disk, say): its own words
+                try:
+                    self.proc.stdin.close()
+                except BrokenPipeError:
+                    pass
+                self.proc.wait()
+                raise OSError(_said(self.proc.stderr.read())) from None
 
     def finish(self) -> None:
         if self.kind == ".gif":
@@ -49,14 +58,24 @@ class Movie:
         elif self.kind == ".mp4":
             _, err = self.proc.communicate()
             if self.proc.returncode != 0:
-                raise OSError(f"ffmpeg failed: {err.decode(errors='replace').strip()[-300:]}")
+                raise OSError(_said(err))
         self.part.replace(self.path)
 
     def abandon(self) -> None:
+        """Stop ffmpeg and remove the temporary file, if either is there."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        self.part.unlink(missing_ok=True)
+        try:
+            self.part.unlink(missing_ok=True)
+        except OSError:
+            pass  # the folder could not hold it: nothing was made
+
+
+def _said(err: bytes) -> str:
+    """ffmpeg's last words on standard error."""
+    lines = err.decode(errors="replace").strip().splitlines()
+    return "ffmpeg: " + (lines[-1] if lines else "stopped without a word")
 
 
 def ffmpeg() -> str:

@@ -14,42 +14,20 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rodsim import interrupts
 from rodsim.case import units
-from rodsim.errors import CaseError, ResourceError
+from rodsim.errors import CaseError, Interrupted, ResourceError
 from rodsim.post import movie as movies
+from rodsim.post import render_options as options
 from rodsim.post import render_scene as scene
 from rodsim.post.plots import _is_equilibrium, _is_path
+from rodsim.results_format import FRAME_DATASETS
 from rodsim.results_reader import frame_count, open_results
 
 log = logging.getLogger(__name__)
 
-KINDS = (".png", ".gif", ".mp4")
-HEADERS = {".png": (0, b"\x89PNG"), ".gif": (0, b"GIF8"), ".mp4": (4, b"ftyp")}
-VIEWS = ("auto", "iso", "xy", "xz", "yz")
 MODE_FRAMES = 24  # one period, as the ParaView series of a mode (docs/modal.md)
 MODE_AMPLITUDE = 0.1  # largest nodal displacement, of the model's size
-
-
-class Options(NamedTuple):
-    """What to draw: field (QUANTITY[.C] or none), frames (a slice 'start:stop:step' or one
-    frame number), mode (1-based, 0: none), view, camera ("px,py,pz/fx,fy,fz/ux,uy,uz" or
-    None), size (width, height; None: 1024 x 768, a .gif 640 x 480), fps, scale (of
-    displacements and rotations), clim ((low, high) or None), cmap (a matplotlib colour map),
-    time (the frame nearest it, instead of frames), reference (also the undeformed structure,
-    faint grey)."""
-
-    field: str = "displacement"
-    frames: str | None = None
-    mode: int = 0
-    view: str = "auto"
-    camera: str | None = None
-    size: tuple | None = None
-    fps: float = 12.0
-    scale: float = 1.0
-    clim: tuple | None = None
-    cmap: str = "viridis"
-    time: float | None = None
-    reference: bool = False
 
 
 def pyvista():
@@ -67,67 +45,6 @@ def pyvista():
     # VTK says "bad X server connection" before it falls back to EGL or OSMesa: harmless
     vtkLogger.SetStderrVerbosity(vtkLogger.VERBOSITY_ERROR)
     return pv
-
-
-def output_path(results: Path, output, options: Options) -> Path:
-    """-o, else <stem>_<field>.png (a mode: <stem>_mode<k>.gif); CaseError for a suffix that
-    is not .png, .gif or .mp4, or a file that is not an earlier picture of that kind."""
-    if output is None:
-        if options.mode:
-            return results.with_name(f"{results.stem}_mode{options.mode}.gif")
-        return results.with_name(f"{results.stem}_{options.field.replace('.', '_')}.png")
-    output = Path(output)
-    suffix = output.suffix.lower()
-    if suffix not in KINDS:
-        raise CaseError(
-            f"-o {output}: expected a .png (one frame), .gif or .mp4 (a movie), got "
-            f"{suffix or 'no suffix'!r}",
-            key="render",
-        )
-    offset, header = HEADERS[suffix]
-    if output.exists() and output.resolve() == results.resolve():
-        raise CaseError(f"-o {output} is the results file itself", file=str(results))
-    if output.is_file():
-        with open(output, "rb") as f:
-            start = f.read(offset + len(header))[offset:]
-        if start != header:
-            raise CaseError(
-                f"-o {output} exists and is not a {suffix[1:].upper()} file: name a new file, "
-                "or remove it first",
-                file=str(results),
-            )
-    return output
-
-
-def _frames(spec: str | None, n: int, movie: bool) -> list[int]:
-    """Frame indices: 'K' one frame (negative from the end), 'A:B:C' a slice; default: the
-    last frame for a picture, every frame for a movie."""
-    if spec is None:
-        return list(range(n)) if movie else [n - 1]
-    try:
-        if ":" in spec:
-            parts = [int(p) if p.strip() else None for p in spec.split(":")]
-            if len(parts) > 3:
-                raise ValueError
-            picked = list(range(n))[slice(*parts)]
-        else:
-            k = int(spec)
-            if not -n <= k < n:
-                raise CaseError(
-                    f"the file holds {n} frames (0 to {n - 1}, or {-n} to -1); got {k}",
-                    key="--frames",
-                )
-            picked = [k % n]
-    except ValueError:
-        raise CaseError(
-            f"expected a frame number (-1: the last) or a slice START:STOP:STEP, got {spec!r}",
-            key="--frames",
-        ) from None
-    if not picked:
-        raise CaseError(f"{spec!r} picks none of the file's {n} frames", key="--frames")
-    if len(picked) > 1 and not movie:
-        raise CaseError("a .png is one frame: give --frames K, or -o a .gif or .mp4", key="-o")
-    return picked
 
 
 class Shot(NamedTuple):
@@ -217,33 +134,38 @@ def mode_shots(f, mode: int, field, scale: float, movie: bool, system):
 # --- drawing -----------------------------------------------------------------------------------
 
 
-def _dimension_label(name: str, quantity: str, system) -> str:
-    """The colour bar's title: the quantity and its unit (a declared system), else its
-    dimension (docs/results.md: the case's own units)."""
+def _bar_title(field, spec: str, system) -> str:
+    """The colour bar's title: the field and its unit in the case's declared system, else its
+    dimension (docs/results.md: the case's own units); a rotation's angle in rad. In
+    parentheses: VTK's font draws square brackets as round ones."""
+    if field.name == "rotation" and not field.component:
+        return f"{spec} (rad)"
+    dim = units.QUANTITIES.get(field.name) or _layout_units(field.name)
     if system is not None:
-        return units.axis_label(quantity, system, name)
-    dim = units.QUANTITIES.get(name, "1").replace("*", " ")
-    return quantity if dim == "1" else f"{quantity} [{dim}]"
-
-
-def _camera(pl, bounds: np.ndarray, options: Options) -> None:
-    """Fit the camera to bounds (2,3) (every frame drawn) from the view, or place it as given."""
-    if options.camera:
-        try:
-            pos, focal, up = (
-                tuple(float(v) for v in p.split(",")) for p in options.camera.split("/")
-            )
-            if not len(pos) == len(focal) == len(up) == 3:
-                raise ValueError
-        except ValueError:
-            raise CaseError(
-                f"expected px,py,pz/fx,fy,fz/ux,uy,uz, got {options.camera!r}", key="--camera"
-            ) from None
-        pl.camera_position = [pos, focal, up]
+        unit = system.label(dim, moment=field.name in units.MOMENTS) if dim != "1" else ""
     else:
-        extent = np.ptp(bounds, axis=0)
+        unit = "" if dim == "1" else dim.replace("*", " ")
+    return f"{spec} ({unit})" if unit else spec
+
+
+def _layout_units(name: str) -> str:
+    """The units of a field's dataset in docs/results.md, as units.QUANTITIES writes them."""
+    for d in FRAME_DATASETS:
+        if d.path.split("/", 1)[-1] == name:
+            return d.units.replace(" ", "*")
+    return "1"
+
+
+def _camera(pl, bounds: np.ndarray, nodes: np.ndarray, options) -> None:
+    """Fit the camera to bounds (2,3) (every frame drawn) from the view, or place it as given;
+    nodes (2,3): the box of the nodes' positions over the frames, which picks the auto view."""
+    if options.camera is not None:
+        c = options.camera
+        pl.camera_position = [c.position, c.focal, c.up]
+    else:
+        extent = np.ptp(nodes, axis=0)
         view = options.view
-        if view == "auto":  # a flat structure faces the camera
+        if view == "auto":  # a flat structure, or a flat motion, faces the camera
             thin = int(np.argmin(extent))
             view = ("yz", "xz", "xy")[thin] if extent[thin] < 0.05 * extent.max() else "iso"
         direction, up = {
@@ -262,6 +184,7 @@ class _Drawing(NamedTuple):
     mesh: object  # pyvista.PolyData
     surface: scene.Surface
     which: int  # 1 rods, 2 plates: the index into Shot.values
+    place: object  # Shot -> (V,3) the surface's points
 
 
 def _scalars(drawing: _Drawing, values: tuple, field) -> np.ndarray:
@@ -275,92 +198,88 @@ def _scalars(drawing: _Drawing, values: tuple, field) -> np.ndarray:
     return own[drawing.surface.element]
 
 
-def render(path, output=None, **options) -> Path:
-    """Draw a results file's frames (or a mode) to output (default: output_path), as the
-    keyword options of Options say (docs/render.md); return the path written. CaseError
-    (exit 2) for options no picture has, ResourceError (exit 4) where it cannot be written."""
-    path, options = Path(path), Options(**options)
-    _check(options)
-    field = scene.parse_field(options.field)
-    output = output_path(path, output, options)
-    movie = output.suffix.lower() != ".png"
-    if options.view not in VIEWS:
-        raise CaseError(f"expected one of {', '.join(VIEWS)}, got {options.view!r}", key="--view")
-    import matplotlib
+def _shots(f, o, field, movie: bool, system, n: int):
+    """A function giving the shots to draw, afresh on each call (two passes read the file)."""
+    if o.mode is not None:
+        return lambda: mode_shots(f, o.mode, field, o.scale, movie, system)
+    if o.time is not None:
+        if movie:
+            raise CaseError("--time picks one frame, for a .png", key="--time")
+        picked = [_nearest(f, o.time, n)]
+    else:
+        picked = options.frames(o.frames, n, movie)
+    return lambda: frame_shots(f, picked, field, o.scale, system)
 
-    if options.cmap not in matplotlib.colormaps:
-        raise CaseError(
-            f"unknown colour map {options.cmap!r} (matplotlib's, e.g. viridis, coolwarm, jet)",
-            key="--cmap",
+
+class _Scan(NamedTuple):
+    bounds: np.ndarray  # (2,3) of the surfaces over every shot
+    nodes: np.ndarray  # (2,3) of the nodes over every shot
+    values: tuple  # (least, largest) of the field, inf and -inf where it has none
+
+
+def _scan(shots, drawings, field, watch) -> _Scan:
+    """Pass 1 over the shots: what the camera and the colour range must hold."""
+    low, high = np.full((2, 3), np.inf), np.full((2, 3), -np.inf)
+    vmin, vmax = np.inf, -np.inf
+    for shot in shots():
+        _stop_if_asked(watch)
+        low[1], high[1] = (
+            np.minimum(low[1], shot.x.min(axis=0)),
+            np.maximum(high[1], shot.x.max(axis=0)),
         )
+        for d in drawings:
+            p = d.place(shot)
+            low[0], high[0] = np.minimum(low[0], p.min(axis=0)), np.maximum(high[0], p.max(axis=0))
+            if field.name != "none":
+                v = _scalars(d, shot.values, field)
+                if np.isfinite(v).any():
+                    vmin, vmax = min(vmin, np.nanmin(v)), max(vmax, np.nanmax(v))
+    if not (np.isfinite(low).all() and np.isfinite(high).all()):
+        raise CaseError("the picture has no finite extent (a --scale too large?)", key="--scale")
+    return _Scan(np.array([low[0], high[0]]), np.array([low[1], high[1]]), (vmin, vmax))
+
+
+def _stop_if_asked(watch) -> None:
+    if watch.requested():
+        raise Interrupted(f"render stopped by {watch.name}: nothing written", signal=watch.signal)
+
+
+def render(path, output=None, **given) -> Path:
+    """Draw a results file's frames (or a mode) to output (default: render_options.output_path)
+    as the keyword options of render_options.Options say (docs/render.md); return the path
+    written. CaseError (exit 2) for options no picture has, ResourceError (exit 4) where it
+    cannot be written, Interrupted where a signal stopped it (nothing is written then)."""
+    path, o = Path(path), options.make(**given)
+    field = scene.parse_field(o.field)
+    output = options.output_path(path, output, o)
+    movie = output.suffix.lower() != ".png"
     if output.suffix.lower() == ".mp4":
         movies.ffmpeg()
     pv = pyvista()
-    with open_results(path) as f:
+    with open_results(path) as f, interrupts.watch() as watch:
         n = frame_count(f)
         if n == 0:
             raise CaseError("the file holds no frame", file=str(path))
         raw = f.attrs.get("units", "")
         system = units.from_attribute(raw.decode() if isinstance(raw, bytes) else str(raw))
-        if options.mode:
-            shots = lambda: mode_shots(f, options.mode, field, options.scale, movie, system)  # noqa: E731
-        else:
-            if options.time is not None:
-                if options.frames is not None:
-                    raise CaseError("give --frames or --time, not both", key="--time")
-                picked = [_nearest(f, options.time, n)] if not movie else None
-                if movie:
-                    raise CaseError("--time picks one frame, for a .png", key="--time")
-            else:
-                picked = _frames(options.frames, n, movie)
-            if options.frames is None and len(picked) > MAX_FRAMES:
-                picked = picked[:: math.ceil(len(picked) / MAX_FRAMES)]
-            shots = lambda: frame_shots(f, picked, field, options.scale, system)  # noqa: E731
-        drawings, place = _surfaces(f)
-        n_nodes = len(f["mesh/points"])
-        low, high = np.full(3, np.inf), np.full(3, -np.inf)
-        vmin, vmax = np.inf, -np.inf
-        for shot in shots():  # pass 1: the camera's bounds and the colour range of every frame
-            for d in drawings:
-                p = place[d.which](shot)
-                low, high = np.minimum(low, p.min(axis=0)), np.maximum(high, p.max(axis=0))
-                if field.name != "none":
-                    v = _scalars(d, shot.values, field)
-                    if np.isfinite(v).any():
-                        vmin, vmax = min(vmin, np.nanmin(v)), max(vmax, np.nanmax(v))
-        clim = options.clim or _range(vmin, vmax)
-        title = f.attrs.get("title", "") or path.stem
-        bar = _dimension_label(field.name, options.field, system)
-        size = options.size or ((640, 480) if output.suffix.lower() == ".gif" else (1024, 768))
+        shots = _shots(f, o, field, movie, system, n)
+        drawings = _surfaces(f, pv)
+        scan = _scan(shots, drawings, field, watch)
+        clim = o.clim or _range(*scan.values)
+        size = o.size or ((640, 480) if output.suffix.lower() == ".gif" else (1024, 768))
         pl = pv.Plotter(off_screen=True, window_size=list(size))
-        pl.set_background("white")
-        for d in drawings:
-            if field.name == "none" or clim is None:
-                pl.add_mesh(d.mesh, color="lightsteelblue", show_edges=False)
-            else:
-                key = "field"
-                store = d.mesh.point_data if field.where == "node" else d.mesh.cell_data
-                store[key] = np.zeros(d.mesh.n_points if field.where == "node" else d.mesh.n_cells)
-                pl.add_mesh(
-                    d.mesh, scalars=key, cmap=options.cmap, clim=clim, nan_color="lightgrey",
-                    scalar_bar_args={"title": bar, "color": "black", "fmt": "%.4g",
-                                     "vertical": False, "position_x": 0.2, "position_y": 0.03,
-                                     "height": 0.08, "width": 0.6, "n_labels": 5},
-                )  # fmt: skip
-        if options.reference:  # the undeformed structure, faint, behind the frames
-            rest = Shot(f["mesh/points"][()], np.broadcast_to(np.eye(3), (n_nodes, 3, 3)), (), "")
-            for d in drawings:
-                ghost = d.mesh.copy(deep=True)
-                ghost.points = place[d.which](rest)
-                low = np.minimum(low, ghost.points.min(axis=0))
-                high = np.maximum(high, ghost.points.max(axis=0))
-                pl.add_mesh(ghost, color="grey", opacity=0.3)
-        _camera(pl, np.array([low, high]), options)
-        writer = movies.Movie(output, options.fps)
+        writer = movies.Movie(output, o.fps)
         try:
+            bounds = _dress(pl, f, drawings, field, clim, o, _bar_title(field, o.field, system))
+            bounds = np.array(
+                [np.minimum(bounds[0], scan.bounds[0]), np.maximum(bounds[1], scan.bounds[1])]
+            )
+            _camera(pl, bounds, scan.nodes, o)
+            title = f.attrs.get("title", "") or path.stem
             for shot in shots():
+                _stop_if_asked(watch)
                 for d in drawings:
-                    d.mesh.points = place[d.which](shot)
+                    d.mesh.points = d.place(shot)
                     if field.name != "none" and clim is not None:
                         store = d.mesh.point_data if field.where == "node" else d.mesh.cell_data
                         store["field"] = _scalars(d, shot.values, field)
@@ -372,6 +291,9 @@ def render(path, output=None, **options) -> Path:
         except OSError as exc:
             writer.abandon()
             raise ResourceError(f"cannot write {output}: {exc.strerror or exc}") from None
+        except KeyboardInterrupt:  # a second signal, or Ctrl-C outside the watch
+            writer.abandon()
+            raise Interrupted("render stopped: nothing written", signal=2) from None
         except BaseException:
             writer.abandon()
             raise
@@ -380,20 +302,36 @@ def render(path, output=None, **options) -> Path:
     return output
 
 
-def _check(options: Options) -> None:
-    if not options.fps > 0:
-        raise CaseError(f"expected frames per second > 0, got {options.fps}", key="--fps")
-    if not options.scale > 0:
-        raise CaseError(f"expected a scale > 0, got {options.scale}", key="--scale")
-    if options.size is not None and not min(options.size) >= 16:
-        raise CaseError(f"expected at least 16 x 16 pixels, got {options.size}", key="--size")
-    if options.clim is not None and not options.clim[0] < options.clim[1]:
-        raise CaseError(f"expected LOW < HIGH, got {options.clim}", key="--range")
-    if options.mode < 0:
-        raise CaseError(f"expected a mode number from 1, got {options.mode}", key="--mode")
-
-
-MAX_FRAMES = 300  # a movie of a longer run takes every k-th frame, unless --frames says
+def _dress(pl, f, drawings, field, clim, o, bar: str) -> np.ndarray:
+    """Put the drawings (and the reference, with o.reference) in the plotter with their
+    colouring; return the box (2,3) the reference adds to the camera's."""
+    pl.set_background("white")
+    labels = 5 if pl.window_size[0] >= 640 else 3  # a narrow bar cannot hold five numbers
+    for d in drawings:
+        if field.name == "none" or clim is None:
+            pl.add_mesh(d.mesh, color="lightsteelblue", show_edges=False)
+            continue
+        store = d.mesh.point_data if field.where == "node" else d.mesh.cell_data
+        store["field"] = np.zeros(d.mesh.n_points if field.where == "node" else d.mesh.n_cells)
+        pl.add_mesh(
+            d.mesh, scalars="field", cmap=o.cmap, clim=clim, nan_color="lightgrey",
+            scalar_bar_args={"title": bar, "color": "black", "fmt": "%.4g",
+                             "vertical": False, "position_x": 0.2, "position_y": 0.03,
+                             "height": 0.08, "width": 0.6, "n_labels": labels},
+        )  # fmt: skip
+    low, high = np.full(3, np.inf), np.full(3, -np.inf)
+    if o.reference:  # the undeformed structure, faint, behind the frames
+        points = f["mesh/points"][()]
+        rest = Shot(points, np.broadcast_to(np.eye(3), (len(points), 3, 3)), (), "")
+        for d in drawings:
+            ghost = d.mesh.copy(deep=True)
+            ghost.points = d.place(rest)
+            low, high = (
+                np.minimum(low, ghost.points.min(axis=0)),
+                np.maximum(high, ghost.points.max(axis=0)),
+            )
+            pl.add_mesh(ghost, color="grey", opacity=0.3)
+    return np.array([low, high])
 
 
 def _range(vmin: float, vmax: float):
@@ -406,35 +344,36 @@ def _range(vmin: float, vmax: float):
     return (float(vmin), float(vmax))
 
 
-def _surfaces(f):
-    """The drawings of a file's rods and plates (their pyvista meshes, made once: frames move
-    their points) and how each places its points from a Shot."""
-    import pyvista as pv
-
+def _surfaces(f, pv) -> list:
+    """The drawings of a file's rods and plates: their pyvista meshes, made once (frames move
+    their points), and how each places its points from a Shot."""
     points, frames = f["mesh/points"][()], f["mesh/frames"][()]
     size = float(np.linalg.norm(np.ptp(points, axis=0))) or 1.0
-    drawings, place = [], {}
+    drawings = []
     if "mesh/rods" in f and len(f["mesh/rods"]):
         conn = f["mesh/rods"][()]
         ends = f["mesh/rod_frames"][()] if "mesh/rod_frames" in f else frames[conn]
-        outline = (
-            f["mesh/section_outline"][()] if "mesh/section_outline" in f else np.zeros((1, 0, 2))
-        )
-        section = (
-            f["mesh/rod_section"][()] if "mesh/section_outline" in f else np.zeros(len(conn), int)
-        )
-        surface = scene.rod_surface(conn, section, outline, size)
-        place[1] = lambda shot: scene.rods_at(surface, shot.x, shot.turns, ends, conn)
-        mesh = pv.PolyData(np.zeros((len(surface.node), 3)), faces=surface.faces)
-        drawings.append(_Drawing(mesh, surface, 1))
+        if "mesh/section_outline" in f:
+            outline, section = f["mesh/section_outline"][()], f["mesh/rod_section"][()]
+        else:  # before layout 1.6: one default tube
+            outline, section = np.zeros((1, 0, 2)), np.zeros(len(conn), dtype=np.int64)
+        rods = scene.rod_surface(conn, section, outline, size)
+
+        def place_rods(shot, surface=rods):
+            return scene.rods_at(surface, shot.x, shot.turns, ends, conn)
+
+        mesh = pv.PolyData(np.zeros((len(rods.node), 3)), faces=rods.faces)
+        drawings.append(_Drawing(mesh, rods, 1, place_rods))
     if "mesh/plates" in f and len(f["mesh/plates"]):
-        plates = f["mesh/plates"][()]
-        h = f["mesh/plate_thickness"][()] if "mesh/plate_thickness" in f else np.zeros(len(plates))
-        surface = scene.plate_surface(plates, h)
+        cells = f["mesh/plates"][()]
+        h = f["mesh/plate_thickness"][()] if "mesh/plate_thickness" in f else np.zeros(len(cells))
+        plates = scene.plate_surface(cells, h)
         d3 = frames[:, :, 2]
-        place[2] = lambda shot: scene.plates_at(
-            surface, shot.x, np.einsum("nij,nj->ni", shot.turns, d3), plates
-        )
-        mesh = pv.PolyData(np.zeros((len(surface.node), 3)), faces=surface.faces)
-        drawings.append(_Drawing(mesh, surface, 2))
-    return drawings, place
+
+        def place_plates(shot, surface=plates):
+            normals = np.einsum("nij,nj->ni", shot.turns, d3)
+            return scene.plates_at(surface, shot.x, normals, cells)
+
+        mesh = pv.PolyData(np.zeros((len(plates.node), 3)), faces=plates.faces)
+        drawings.append(_Drawing(mesh, plates, 2, place_plates))
+    return drawings

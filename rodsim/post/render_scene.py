@@ -201,7 +201,9 @@ class Field(NamedTuple):
 
 def parse_field(spec: str) -> Field:
     """QUANTITY[.C] of the docs' list (FIELDS); CaseError naming the valid ones."""
-    name, _, component = spec.partition(".")
+    name, dot, component = spec.partition(".")
+    if dot and not component:
+        raise CaseError(f"expected QUANTITY or QUANTITY.COMPONENT, got {spec!r}", key="--field")
     if name not in FIELDS:
         raise CaseError(
             f"unknown field {name!r}; expected one of {', '.join(FIELDS)}", key="--field"
