@@ -194,3 +194,23 @@ def interrupted(case, h5, after: int = 2, wait: float = 0.15, *args) -> None:
     out, err = proc.communicate(timeout=60)
     assert proc.returncode != 0, "the run ended before the signal: make it longer"
     assert "SIGTERM" in err, err
+
+
+# matplotlib's default line colours, in the order rodsim plot's curves take them
+LINE_COLOURS = np.array(
+    [[31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40], [148, 103, 189], [140, 86, 75]]
+)
+
+
+def looked_at(png, curves: int = 1) -> np.ndarray:
+    """The picture of a plot, looked at: not blank (axes, labels and curves cover more than 2%
+    of it) and the colours of its first `curves` curves there (in the curves or the legend's
+    swatches, 20 pixels at least); returns it (H,W,3) in 0..255 to compare with another."""
+    from matplotlib.image import imread
+
+    img = np.round(imread(png)[:, :, :3] * 255).astype(int)
+    assert (img < 240).any(axis=2).mean() > 0.02, f"{png} is blank"
+    for colour in LINE_COLOURS[:curves]:
+        near = np.abs(img - colour).max(axis=2) < 25
+        assert near.sum() >= 20, f"{png} has no curve of colour {colour}"
+    return img
