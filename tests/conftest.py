@@ -203,13 +203,13 @@ LINE_COLOURS = np.array(
 
 
 def looked_at(png, curves: int = 1) -> np.ndarray:
-    """The picture of a plot, looked at: not blank (axes, labels and curves cover more than 2%
+    """The picture of a plot, looked at: not blank (axes, labels and curves cover more than 0.5%
     of it) and the colours of its first `curves` curves there (in the curves or the legend's
     swatches, 20 pixels at least); returns it (H,W,3) in 0..255 to compare with another."""
     from matplotlib.image import imread
 
     img = np.round(imread(png)[:, :, :3] * 255).astype(int)
-    assert (img < 240).any(axis=2).mean() > 0.02, f"{png} is blank"
+    assert (img < 240).any(axis=2).mean() > 0.005, f"{png} is blank"
     for colour in LINE_COLOURS[:curves]:
         near = np.abs(img - colour).max(axis=2) < 25
         assert near.sum() >= 20, f"{png} has no curve of colour {colour}"
