@@ -7,7 +7,6 @@ pyvista is the optional extra ``rodsim[render]``; an .mp4 needs an ffmpeg (``rod
 brings one, else the one on PATH).
 """
 
-import logging
 import math
 from pathlib import Path
 from typing import NamedTuple
@@ -23,8 +22,6 @@ from rodsim.post import render_scene as scene
 from rodsim.post.plots import _is_equilibrium, _is_path
 from rodsim.results_format import FRAME_DATASETS
 from rodsim.results_reader import frame_count, open_results
-
-log = logging.getLogger(__name__)
 
 MODE_FRAMES = 24  # one period, as the ParaView series of a mode (docs/modal.md)
 MODE_AMPLITUDE = 0.1  # largest nodal displacement, of the model's size
@@ -68,16 +65,24 @@ def _scaled(x, q, points, scale: float):
     return points + scale * (x - points), Rotation.from_rotvec(scale * rotvec).as_matrix()
 
 
-def _time_label(f, k: int, system) -> str:
+def _time_labels(f, system):
+    """k -> the label of frame k: its time, load multiplier, arc length or step and time."""
     unit = f" {system.label('time')}" if system is not None else ""
+    n = frame_count(f)
+    t = f["time"][:n]
     if _is_path(f):
-        return f"arc length {f['time'][k]:.6g}, load factor {f['load_factor'][k]:.6g}"
+        factor = f["load_factor"][:n]
+        return lambda k: f"arc length {t[k]:.6g}, load factor {factor[k]:.6g}"
     if _is_equilibrium(f):
-        return f"load multiplier {f['time'][k]:.6g}"
-    if "step" in f and len(np.unique(f["step"][:])) > 1:
-        name = f.attrs["steps"][int(f["step"][k])].split(":")[0]
-        return f"step {name}: t = {f['time'][k]:.6g}{unit} (total {f['total_time'][k]:.6g})"
-    return f"t = {f['time'][k]:.6g}{unit}"
+        return lambda k: f"load multiplier {t[k]:.6g}"
+    step = f["step"][:n] if "step" in f else np.zeros(n, dtype=np.int64)
+    if len(np.unique(step)) > 1:
+        names = [
+            (e.decode() if isinstance(e, bytes) else str(e)).split(":")[0] for e in f.attrs["steps"]
+        ]
+        total = f["total_time"][:n]
+        return lambda k: f"step {names[step[k]]}: t = {t[k]:.6g}{unit} (total {total[k]:.6g})"
+    return lambda k: f"t = {t[k]:.6g}{unit}"
 
 
 def _nearest(f, t: float, n: int) -> int:
@@ -88,12 +93,12 @@ def _nearest(f, t: float, n: int) -> int:
 
 
 def frame_shots(f, picked, field, scale: float, system):
-    points = f["mesh/points"][()]
+    points, label = f["mesh/points"][()], _time_labels(f, system)
     for k in picked:  # the field's values are the frame's own, whatever the scale drawn
         x = f["nodes/position"][k]
         values = scene.field_values(f, field, k, x)
         x, turns = _scaled(x, f["nodes/rotation"][k], points, scale)
-        yield Shot(x, turns, values, _time_label(f, k, system))
+        yield Shot(x, turns, values, label(k))
 
 
 def mode_shots(f, mode: int, field, scale: float, movie: bool, system):
@@ -127,7 +132,7 @@ def mode_shots(f, mode: int, field, scale: float, movie: bool, system):
     for j in range(MODE_FRAMES) if movie else [MODE_FRAMES // 4]:
         s = a * math.sin(2.0 * math.pi * j / MODE_FRAMES)
         turns = Rotation.from_rotvec(s * theta).as_matrix() @ turns0
-        values = None if field.name == "none" else scene._reduce(s * u, field)
+        values = None if field.name == "none" else scene.reduce_field(s * u, field)
         yield Shot(x0 + s * u, turns, (values, None, None), label)
 
 
@@ -156,15 +161,14 @@ def _layout_units(name: str) -> str:
     return "1"
 
 
-def _camera(pl, bounds: np.ndarray, nodes: np.ndarray, options) -> None:
+def _camera(pl, bounds: np.ndarray, nodes: np.ndarray, o) -> None:
     """Fit the camera to bounds (2,3) (every frame drawn) from the view, or place it as given;
     nodes (2,3): the box of the nodes' positions over the frames, which picks the auto view."""
-    if options.camera is not None:
-        c = options.camera
-        pl.camera_position = [c.position, c.focal, c.up]
+    if o.camera is not None:
+        pl.camera_position = [o.camera.position, o.camera.focal, o.camera.up]
     else:
         extent = np.ptp(nodes, axis=0)
-        view = options.view
+        view = o.view
         if view == "auto":  # a flat structure, or a flat motion, faces the camera
             thin = int(np.argmin(extent))
             view = ("yz", "xz", "xy")[thin] if extent[thin] < 0.05 * extent.max() else "iso"

@@ -225,7 +225,7 @@ def parse_field(spec: str) -> Field:
     return Field(name, component, where, names)
 
 
-def _reduce(values: np.ndarray, field: Field) -> np.ndarray:
+def reduce_field(values: np.ndarray, field: Field) -> np.ndarray:
     """One number per row of values (K, C): the component, else the norm (a rotation: its
     angle 2 acos |w|, rad)."""
     name, component = field.name, field.component
@@ -251,12 +251,12 @@ def field_values(f, field: Field, k: int, position: np.ndarray):
             raw = position
         else:
             raw = f[f"nodes/{name}"][k]
-        return _reduce(raw, field), None, None
+        return reduce_field(raw, field), None, None
     rods = plates = None
     if field.where in ("rod", "element") and f"rods/{name}" in f:
-        rods = _reduce(f[f"rods/{name}"][k], field)
+        rods = reduce_field(f[f"rods/{name}"][k], field)
     if field.where in ("plate", "element") and f"plates/{name}" in f:
-        plates = _reduce(f[f"plates/{name}"][k], field)
+        plates = reduce_field(f[f"plates/{name}"][k], field)
     if rods is None and plates is None:
         raise CaseError(
             f"the results file has no {name} ("
