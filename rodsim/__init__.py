@@ -25,6 +25,7 @@ _API = {
     "buckling": "rodsim.api",
     "read_results": "rodsim.results",
     "render": "rodsim.post.render",
+    "run_sweep": "rodsim.sweep.runner",
     "Results": "rodsim.results",
     "Simulation": "rodsim.simulation",
     "State": "rodsim.simulation",

@@ -395,7 +395,7 @@ def validate(names, quick, report_dir, suite):
         sys.exit(1)  # not ctx.exit: its Exit exception would be taken for a bug above
 
 
-from rodsim import cli_post  # noqa: E402, F401  (registers export, plot and render on main)
+from rodsim import cli_post, cli_sweep  # noqa: E402, F401  (register their commands on main)
 
 if __name__ == "__main__":  # python -m rodsim.cli: the module that rodsim.cli_post fills
     from rodsim.cli import main as registered

@@ -149,7 +149,15 @@ def plot(results, what, output, against, along, frames, envelope):
     displacement@beam.end, displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all);
     with --along, QUANTITY@SET along its rod."""
     from rodsim.results_reader import incomplete_warning
+    from rodsim.sweep import summary
 
+    if summary.is_summary(results):  # a sweep's summary.h5: a result against its parameters
+        from rodsim.sweep.plot import plot_sweep
+
+        if along or frames is not None or envelope:
+            raise CaseError("a sweep's summary plots a result --against one or two parameters")
+        click.echo(f"wrote {plot_sweep(results, what, against, output)}")
+        return
     if not along and (frames is not None or envelope):
         raise CaseError("--frames and --envelope are for --along")
     if along and against:

@@ -22,8 +22,7 @@ def _commands() -> dict:
     for line in SCRIPT.read_text().splitlines():
         m = re.search(r'-o "\$out/([^"]+)"', line)
         if line.startswith("rodsim ") and m:
-            typed = line.replace('"$work/', "").replace('"$out/', "").replace('"', "")
-            out[m.group(1)] = typed
+            out[m.group(1)] = re.sub(r'"\$(?:work|out)/([^"]+)"', r"\1", line)
     return out
 
 

@@ -30,3 +30,8 @@ rodsim render "$work/plate.h5" --field bending.M11 --view iso --scale 20 -o "$ou
 rodsim run inputs/cantilever_tip/cantilever_tip.yaml -q --no-vtk -o "$work/cantilever_tip.h5"
 rodsim plot "$work/cantilever_tip.h5" moment.bending2@beam.all --along --frames 1,3,5 -o "$out/cantilever_tip_moment_along.png"
 rodsim render "$work/cantilever_tip.h5" --field von_mises_max --reference -o "$out/cantilever_tip_stress.png"
+
+# a sweep (docs/sweeps.md): the cantilever's tip deflection against its load and length
+rodsim sweep docs/examples/sweeps/cantilever.yaml -q -o "$work/cantilever_sweep"
+rodsim plot "$work/cantilever_sweep/summary.h5" tip --against "loads[0].force[2]" -o "$out/sweep_tip.png"
+rodsim plot "$work/cantilever_sweep/summary.h5" tip --against "loads[0].force[2],mesh[0].rod.to[0]" -o "$out/sweep_tip_map.png"

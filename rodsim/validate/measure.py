@@ -15,6 +15,13 @@
 
 Components are x, y, z or norm; a leading ``-`` negates the series (a reference quoted as a
 positive magnitude). For ``analysis: equilibrium`` the time is the load multiplier.
+
+The reduction over space is the set's mean (positions, displacements) or sum (reactions)
+unless ``over`` says another: ``max``, ``min``, ``absmax``, ``mean`` or ``sum`` of the values
+of the set's nodes (displacement, position, velocity, angular_velocity, reaction_force,
+reaction_moment) or of its elements (the rod quantities force, moment, strain, curvature with
+the components of ``rodsim plot``, or norm; von_mises_max and utilisation of rods and plates;
+the plate quantities membrane, bending, shear), which need ``over`` (docs/sweeps.md).
 """
 
 import numpy as np
@@ -23,6 +30,20 @@ from rodsim.errors import CaseError
 from rodsim.results_reader import frame_count, open_results, quaternion_matrices
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2}
+OVER = ("max", "min", "absmax", "mean", "sum")
+_PER_NODE = ("displacement", "position", "velocity", "angular_velocity", "reaction_force",
+             "reaction_moment")  # fmt: skip
+_ELEMENT = {  # quantity -> (the datasets' group(s), component names)
+    "force": (("rods",), ("axial", "shear2", "shear3")),
+    "moment": (("rods",), ("torsion", "bending2", "bending3")),
+    "strain": (("rods",), ("1", "2", "3")),
+    "curvature": (("rods",), ("1", "2", "3")),
+    "membrane": (("plates",), ("N11", "N22", "N12")),
+    "bending": (("plates",), ("M11", "M22", "M12")),
+    "shear": (("plates",), ("Q1", "Q2")),
+    "von_mises_max": (("rods", "plates"), ()),
+    "utilisation": (("rods", "plates"), ()),
+}
 _ENERGIES = ("total", "kinetic", "internal", "external")
 # series of one value per mode (against the mode number): name -> (group, dataset)
 _PER_MODE = {"frequency": ("modes", "frequency"), "buckling_factor": ("buckling", "factor")}
@@ -52,12 +73,60 @@ def parse(series: str) -> tuple[str, str, str | None, str | None]:
     return what, comp or "norm", node_set or None, ref_set or None
 
 
-def read_series(path, series: str) -> tuple[np.ndarray, np.ndarray]:
-    """(time, values) of a series of a results file."""
+def _over(values: np.ndarray, over: str) -> np.ndarray:
+    """(F,) of (F,K) values reduced over K."""
+    if over == "absmax":
+        return np.abs(values).max(axis=1)
+    return getattr(values, over)(axis=1)
+
+
+def _spread(f, what: str, comp: str, node_set: str | None, n: int, over: str):
+    """(F,) the values of a set's nodes or elements reduced by over."""
+    if node_set is None:
+        raise CaseError(f"{what} over a set needs one: {what}.{comp}@SET")
+    nodes = _nodes(f, node_set)
+    if what in _PER_NODE:
+        if what == "displacement":
+            per = f["nodes/position"][:n][:, nodes] - f["mesh/points"][()][nodes]
+        else:
+            per = f[f"nodes/{what}"][:n][:, nodes]
+        return _over(_component(per, comp, what), over)
+    groups, names = _ELEMENT[what]
+    parts = []
+    for group in groups:
+        if f"{group}/{what}" not in f:
+            continue
+        members = np.flatnonzero(np.isin(f[f"mesh/{group}"][()], nodes).all(axis=1))
+        data = f[f"{group}/{what}"][:n][:, members]
+        if names:
+            if comp == "norm":
+                data = np.linalg.norm(data, axis=-1)
+            elif comp in names:
+                data = data[..., names.index(comp)]
+            else:
+                raise CaseError(
+                    f"unknown component {comp!r} of {what}; expected {', '.join(names)} or norm"
+                )
+        parts.append(data)
+    values = np.concatenate(parts, axis=1) if parts else np.zeros((n, 0))
+    if values.shape[1] == 0:
+        raise CaseError(
+            f"node set {node_set!r} has no element with {what} (all its nodes in the set)"
+        )
+    return _over(values, over)
+
+
+def read_series(path, series: str, over: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(time, values) of a series of a results file; over: the reduction over the set's nodes
+    or elements (module docstring; None: the set's mean, or sum for reactions)."""
     if series.startswith("-"):
-        t, v = read_series(path, series[1:])
+        t, v = read_series(path, series[1:], over)
         return t, -v
     what, comp, node_set, ref_set = parse(series)
+    if over is not None and over not in OVER:
+        raise CaseError(f"expected over: one of {', '.join(OVER)}, got {over!r}")
+    if over is None and what in _ELEMENT:
+        raise CaseError(f"{what} is a value per element: say over: {', '.join(OVER)}")
     with open_results(path) as f:
         if what in _PER_MODE:
             group, dataset = _PER_MODE[what]
@@ -67,6 +136,8 @@ def read_series(path, series: str) -> tuple[np.ndarray, np.ndarray]:
             return np.arange(1.0, len(values) + 1.0), values
         n = frame_count(f)
         t = f["time"][:n]
+        if over is not None and (what in _PER_NODE or what in _ELEMENT):
+            return t, _spread(f, what, comp, node_set, n, over)
         if what == "load_multiplier":
             return t, t.copy()
         if what == "energy":

@@ -1,0 +1,151 @@
+"""Where a sweep's runs execute (docs/sweeps.md, "Executors"): one small interface, submit(fn,
+arg) -> future, as_completed(futures), close(), over
+
+- Serial: in this process, one after the other (``--workers 1``);
+- LocalPool: a pool of worker processes on this machine (the default; ``--workers N``,
+  default the number of cores), each run with one numba thread so that N runs use N cores;
+- Dask: a Dask distributed cluster (``--dask local[:N]``: a LocalCluster of N worker
+  processes of one thread, default the cores; ``--dask tcp://host:port``: a running
+  scheduler, e.g. on a SLURM cluster through dask-jobqueue). Needs ``rodsim[dask]``.
+
+Worker processes start fresh (spawn, not fork: numba and HDF5 are not fork-safe) and load the
+kernels compiled before the fan-out from the shared cache folder.
+"""
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+
+from rodsim.errors import CaseError
+
+
+class _Deferred:
+    """A future of Serial: the call runs when it is first asked whether it is done, so that
+    the sweep looks for a stop between two runs."""
+
+    def __init__(self, fn, arg):
+        self.fn, self.arg, self.future = fn, arg, None
+
+    def done(self) -> bool:
+        if self.future is None:
+            self.future = cf.Future()
+            try:
+                self.future.set_result(self.fn(self.arg))
+            except Exception as exc:  # noqa: BLE001 - handed to the caller through result()
+                self.future.set_exception(exc)
+        return True
+
+    def result(self):
+        self.done()
+        return self.future.result()
+
+
+class Serial:
+    """Runs the submitted calls in this process, one after the other."""
+
+    workers = 1
+
+    def submit(self, fn, arg):
+        return _Deferred(fn, arg)
+
+    def as_completed(self, futures):
+        return iter(futures)
+
+    def close(self, cancel: bool = False) -> None:
+        pass
+
+
+def _one_thread() -> None:
+    os.environ["NUMBA_NUM_THREADS"] = "1"  # before the worker imports numba
+
+
+class LocalPool:
+    """A pool of `workers` processes on this machine."""
+
+    def __init__(self, workers: int | None = None):
+        self.workers = workers or os.cpu_count() or 1
+        self.pool = cf.ProcessPoolExecutor(
+            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_one_thread
+        )
+
+    def submit(self, fn, arg):
+        return self.pool.submit(fn, arg)
+
+    def as_completed(self, futures):
+        return cf.as_completed(futures)
+
+    def close(self, cancel: bool = False) -> None:
+        if cancel:  # stop the running runs too: each ends cleanly on SIGTERM (not complete)
+            for process in list(getattr(self.pool, "_processes", {}).values()):
+                process.terminate()
+        self.pool.shutdown(wait=True, cancel_futures=cancel)
+
+
+class Dask:
+    """A Dask distributed client: of a LocalCluster ('local' or 'local:N') or of a scheduler
+    address ('tcp://host:port')."""
+
+    def __init__(self, where: str):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise CaseError(
+                'a Dask sweep needs dask.distributed: pip install "rodsim[dask]"', key="--dask"
+            ) from None
+        import logging
+
+        for name in ("distributed", "tornado"):  # its start-up chatter is not the user's news
+            logging.getLogger(name).setLevel(logging.WARNING)
+        self.cluster = None
+        if where == "local" or where.startswith("local:"):
+            count = where.partition(":")[2]
+            try:
+                n = int(count) if count else (os.cpu_count() or 1)
+                if n < 1:
+                    raise ValueError
+            except ValueError:
+                raise CaseError(
+                    f"expected local or local:N (N >= 1), got {where!r}", key="--dask"
+                ) from None
+            self.cluster = LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
+            )
+            self.client = Client(self.cluster)
+        elif "://" in where:
+            try:
+                self.client = Client(where, timeout="30s")
+            except OSError as exc:
+                raise CaseError(
+                    f"cannot reach the Dask scheduler {where}: {exc}", key="--dask"
+                ) from None
+        else:
+            raise CaseError(
+                f"expected local, local:N or tcp://host:port, got {where!r}", key="--dask"
+            )
+        self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    def submit(self, fn, arg):
+        return self.client.submit(fn, arg, pure=False)
+
+    def as_completed(self, futures):
+        from dask.distributed import as_completed
+
+        return as_completed(futures)
+
+    def close(self, cancel: bool = False) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def make(workers: int | None = None, dask: str | None = None):
+    """The executor that --workers and --dask ask for."""
+    if dask is not None:
+        if workers is not None:
+            raise CaseError(
+                "--dask sets the workers itself: give it without --workers", key="--dask"
+            )
+        return Dask(dask)
+    if workers is not None and workers < 1:
+        raise CaseError(f"expected 1 worker or more, got {workers}", key="--workers")
+    return Serial() if workers == 1 else LocalPool(workers)

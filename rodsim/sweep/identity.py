@@ -1,0 +1,55 @@
+"""What a run computes, as a name (docs/sweeps.md, "Runs and their files"): a hash of the
+canonical resolved case and of the content of every file it reads.
+
+The canonical case is the case as written with the run's overrides applied (Case.to_dict), as
+JSON with sorted keys and floats in their shortest exact form (repr), so that two runs with
+the same resolved case and the same input files share a name whatever the order or spelling
+of their keys. The files read are the values of every ``file`` and ``from`` key (mesh files,
+imperfections, initial states), relative to the case file's folder.
+"""
+
+import hashlib
+import json
+from pathlib import Path
+
+DIGITS = 16  # hex digits of the name: 64 bits
+
+
+def canonical(data) -> str:
+    """JSON of a case dict: sorted keys, no spaces, exact floats (repr), non-finite as text."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def files_read(data, folder: Path) -> list[Path]:
+    """The files a case reads: every string under a `file` or `from` key, from folder."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("file", "from") and isinstance(value, str):
+                    p = Path(value).expanduser()
+                    found.append(p if p.is_absolute() else folder / p)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(data)
+    return sorted(set(found))
+
+
+def run_hash(case) -> tuple[str, str]:
+    """(name, canonical JSON) of a rodsim.case.load.Case: DIGITS hex digits of the sha256 of
+    the canonical case and of each file it reads (its name as written and its bytes)."""
+    data = case.to_dict()
+    text = canonical(data)
+    digest = hashlib.sha256(text.encode())
+    for path in files_read(data, case.folder):
+        digest.update(b"\0" + str(path.name).encode() + b"\0")
+        try:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        except OSError:
+            digest.update(b"missing")  # the run itself will say what is wrong
+    return digest.hexdigest()[:DIGITS], text

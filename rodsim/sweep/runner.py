@@ -1,0 +1,199 @@
+"""A sweep from its file to its summary (docs/sweeps.md): plan the runs, take what earlier
+sweeps left, compile the kernels once, fan the rest out to an executor, and write the summary
+table as the runs finish. The one place that wires sweep file -> runs -> executor -> summary.
+"""
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rodsim import interrupts
+from rodsim.errors import Interrupted
+from rodsim.sweep import executors, identity, summary, work
+from rodsim.sweep.spec import Sweep
+from rodsim.sweep.work import COMPLETE, FAILED, STOPPED, Job, Record
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a sweep did: every run's Record (by index), the summary files, the seconds spent
+    compiling kernels before the fan-out, and how many runs ran now."""
+
+    records: tuple
+    csv: object
+    h5: object
+    compile_seconds: float
+    ran: int
+
+
+def plan(sweep: Sweep, threads: int = 1) -> list[Job]:
+    """One Job per run, named by identity.run_hash, its results in <output>/runs/."""
+    folder = sweep.output / "runs"
+    jobs = []
+    for run in sweep.runs:
+        name, resolved = identity.run_hash(run.case)
+        jobs.append(
+            Job(
+                run.index,
+                name,
+                run.case.text,
+                str(run.case.path),
+                run.overrides,
+                str(folder / f"{name}.h5"),
+                sweep.collect,
+                resolved,
+                threads,
+            )
+        )
+    return jobs
+
+
+def execute(
+    sweep: Sweep,
+    executor=None,
+    *,
+    retry_failed: bool = False,
+    rerun_outdated: bool = False,
+    warmup: bool = True,
+    progress: Callable[[dict], None] | None = None,
+) -> Outcome:
+    """Run what the sweep still needs and write its summary; progress(counts) after each
+    change, counts {total, done, failed, running, eta}. Interrupted on a signal, after the
+    summary of the runs finished so far is written."""
+    jobs = plan(sweep)
+    records: dict[int, Record] = {}
+    todo, first_of = [], {}
+    for job in jobs:
+        if job.name in first_of:  # the same resolved case twice: one run, two lines
+            continue
+        first_of[job.name] = job.index
+        prev = work.earlier(job)
+        rerun = prev is None or (prev.status == FAILED and retry_failed)
+        if prev is not None and prev.status == COMPLETE and prev.outdated and rerun_outdated:
+            rerun = True
+        if rerun:
+            todo.append(job)
+        else:
+            records[job.index] = prev
+    (sweep.output / "runs").mkdir(parents=True, exist_ok=True)
+    compile_seconds = _warm(todo) if todo and warmup else 0.0
+    own = executor is None
+    executor = executor or executors.make()
+    started = time.perf_counter()
+    stop = 0
+    try:
+        with interrupts.watch() as watch:
+            stop = _fan_out(executor, todo, records, progress, watch, started)
+    finally:
+        stop = stop or watch.signal
+        if own or stop:
+            executor.close(cancel=bool(stop))
+        done = _lines(jobs, records, first_of)
+        csv, h5 = summary.write(sweep, jobs, done)
+    if stop:
+        import signal
+
+        raise Interrupted(
+            f"sweep stopped by {signal.Signals(stop).name}: "
+            f"{sum(r.status in (COMPLETE, FAILED) for r in done)} of {len(jobs)} runs recorded "
+            f"in {csv}; run the sweep again to go on",
+            signal=stop,
+        )
+    return Outcome(tuple(done), csv, h5, compile_seconds, len(todo))
+
+
+def _warm(todo: list[Job]) -> float:
+    """Compile the kernels of the first run to do, here, before the workers start: they then
+    load them from the cache folder. The seconds it took (0 where all were cached)."""
+    from rodsim import kernel_cache, run
+    from rodsim.case.load import case_from_text
+
+    job = todo[0]
+    before = kernel_cache.compiling().seconds
+    try:
+        case = case_from_text(job.case_text, job.case_path, job.overrides, name=job.case_path)
+        run.warm_up(run.prepare(case))
+    except Exception as exc:  # noqa: BLE001 - the run itself will report it
+        log.info("warm-up of run %d failed (%s): the workers compile", job.index, exc)
+    return kernel_cache.compiling().seconds - before
+
+
+def _fan_out(executor, todo, records, progress, watch, started) -> int:
+    """Submit the jobs and record their Records as they finish; the signal that stopped it (a
+    stop asked of this process, or a run stopped by one), 0 when all ran."""
+    pending = {executor.submit(work.run_job, job): job for job in todo}
+    ran = 0
+
+    def tell():
+        if progress is None:
+            return
+        done = sum(r.status == COMPLETE for r in records.values())
+        failed = sum(r.status == FAILED for r in records.values())
+        left = len(pending)
+        rate = (time.perf_counter() - started) / ran if ran else None
+        eta = rate * left / max(1, min(left, executor.workers)) if rate else None
+        progress({"total": len(records) + left, "done": done, "failed": failed,
+                  "running": min(left, executor.workers), "eta": eta})  # fmt: skip
+
+    tell()
+    while pending:
+        if watch.requested():
+            return watch.signal
+        future = next((f for f in pending if f.done()), None)
+        if future is None:
+            time.sleep(0.05)
+            continue
+        job = pending.pop(future)
+        try:
+            record = future.result()
+        except Exception as exc:  # noqa: BLE001 - a worker that died takes one run with it
+            error = f"worker failed ({type(exc).__name__}: {exc})"
+            record = Record(job.index, job.name, FAILED, exit_code=1, error=error)
+        if record.status == STOPPED:  # the run itself was stopped by a signal
+            return record.exit_code - 128
+        records[job.index] = record
+        ran += 1
+        tell()
+    return 0
+
+
+def _lines(jobs, records, first_of) -> list:
+    """Every job's Record in order; a repeated resolved case shares its first run's."""
+    out = []
+    for job in jobs:
+        record = records.get(first_of[job.name])
+        if record is None:
+            record = Record(job.index, job.name, "not run")
+        elif record.index != job.index:
+            record = Record(job.index, job.name, record.status, dict(record.values),
+                            record.exit_code, record.error, record.wall, record.version,
+                            True, record.outdated)  # fmt: skip
+        out.append(record)
+    return out
+
+
+def run_sweep(
+    path,
+    output=None,
+    *,
+    workers: int | None = None,
+    dask: str | None = None,
+    retry_failed: bool = False,
+    rerun_outdated: bool = False,
+    progress: Callable[[dict], None] | None = None,
+) -> Outcome:
+    """rodsim sweep from Python (docs/sweeps.md): load the sweep file (output: its folder,
+    default its own), check every run, run what is left on the executor workers/dask ask for
+    (default: a pool of one process per core), write the summary."""
+    from rodsim.sweep.spec import load
+
+    sweep = load(path, output)
+    executor = executors.make(workers, dask)
+    try:
+        return execute(sweep, executor, retry_failed=retry_failed,
+                       rerun_outdated=rerun_outdated, progress=progress)  # fmt: skip
+    finally:
+        executor.close()

@@ -1,0 +1,192 @@
+"""The sweep file (docs/sweeps.md, "The sweep file"): read, checked, and every run's case
+validated before any run starts. Errors are CaseError naming the sweep file, the key and what
+was expected (exit 2).
+
+    rodsim_sweep: 1
+    case: cantilever.yaml                 # relative to the sweep file
+    set: [solver.t_end=0.5]               # overrides of every run (optional)
+    parameters:                           # key path (as --set) -> values
+      loads[0].force[2]: {linspace: [-100, -500, 5]}
+      sections.bar.shape.rectangle[1]: [0.005, 0.01]
+    combine: grid                         # grid | zip | random | lhs (count, seed)
+    collect:                              # name -> a number of each run
+      tip: {series: displacement.z@beam.end, reduce: final}
+    output: cantilever_sweep              # the folder (default: <sweep stem>_sweep)
+"""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rodsim.case.load import Case, case_from_text, parse_yaml
+from rodsim.errors import CaseError
+from rodsim.sweep import space
+from rodsim.validate.measure import OVER
+
+KEYS = (
+    "rodsim_sweep",
+    "case",
+    "set",
+    "parameters",
+    "combine",
+    "count",
+    "seed",
+    "collect",
+    "output",
+)
+REDUCE = ("final", "at", "max", "min", "absmax", "mean", "band", "drift", "frequency", "crossing")
+
+
+@dataclass(frozen=True)
+class Collect:
+    """One collected number: series (rodsim.validate.measure), over (the reduction over a
+    set, None: its default), reduce (over time), at (for at and crossing), window."""
+
+    name: str
+    series: str
+    reduce: str
+    over: str | None = None
+    at: float | None = None
+    window: tuple = (0.0, float("inf"))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run: index (from 0), values {key path: value}, case (validated, overrides
+    applied), overrides (the --set assignments of its parameters)."""
+
+    index: int
+    values: dict
+    case: Case
+    overrides: tuple
+
+
+@dataclass(frozen=True)
+class Sweep:
+    path: Path
+    text: str
+    case_path: Path
+    parameters: tuple
+    runs: tuple
+    collect: tuple
+    output: Path
+
+
+def _fail(file: Path, key: str, message: str) -> CaseError:
+    return CaseError(message, file=str(file), key=key)
+
+
+def assignment(key: str, value) -> str:
+    """The --set assignment of a parameter value: JSON is YAML, and floats keep every digit."""
+    return f"{key}={json.dumps(value)}"
+
+
+def _collect(raw, file: Path) -> tuple:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise _fail(
+            file, "collect", f"expected a mapping of names to {{series, reduce}}, got {raw!r}"
+        )
+    out = []
+    for name, q in raw.items():
+        key = f"collect.{name}"
+        if not isinstance(q, dict):
+            raise _fail(file, key, f"expected {{series: ..., reduce: ...}}, got {q!r}")
+        unknown = sorted(set(q) - {"series", "reduce", "over", "at", "window"})
+        if unknown:
+            raise _fail(
+                file, key, f"unknown key {unknown[0]!r}; expected series, reduce, over, at, window"
+            )
+        if not isinstance(q.get("series"), str) or not q["series"]:
+            raise _fail(file, f"{key}.series", "expected a series such as displacement.z@beam.end")
+        how = q.get("reduce")
+        if how not in REDUCE:
+            raise _fail(file, f"{key}.reduce", f"expected one of {', '.join(REDUCE)}, got {how!r}")
+        over = q.get("over")
+        if over is not None and over not in OVER:
+            raise _fail(file, f"{key}.over", f"expected one of {', '.join(OVER)}, got {over!r}")
+        at = q.get("at")
+        if how in ("at", "crossing") and not isinstance(at, int | float):
+            raise _fail(file, f"{key}.at", f"reduce: {how} needs a number at, got {at!r}")
+        window = q.get("window", [0.0, None])
+        if not (isinstance(window, list) and len(window) == 2):
+            raise _fail(file, f"{key}.window", f"expected [t_from, t_to], got {window!r}")
+        end = float("inf") if window[1] is None else float(window[1])
+        out.append(Collect(str(name), q["series"], how, over, at, (float(window[0]), end)))
+    return tuple(out)
+
+
+def load(path, output=None) -> Sweep:
+    """Read and check a sweep file and every run's case (nothing runs)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CaseError("no such file", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CaseError(f"cannot read: {exc}", file=str(path)) from None
+    data = parse_yaml(text, file=str(path))
+    if not isinstance(data, dict):
+        raise _fail(path, "", "expected a mapping (rodsim_sweep: 1, case: ..., parameters: ...)")
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise _fail(path, unknown[0], f"unknown key; expected one of {', '.join(KEYS)}")
+    if data.get("rodsim_sweep") != 1:
+        raise _fail(path, "rodsim_sweep", f"expected 1, got {data.get('rodsim_sweep')!r}")
+    if not isinstance(data.get("case"), str):
+        raise _fail(path, "case", "expected the base case file, relative to the sweep file")
+    case_path = (path.parent / data["case"]).resolve()
+    try:
+        case_text = case_path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _fail(path, "case", f"cannot read {case_path}: {exc.strerror or exc}") from None
+    base = data.get("set") or []
+    if not (isinstance(base, list) and all(isinstance(a, str) for a in base)):
+        raise _fail(path, "set", f"expected a list of KEY=VALUE, got {base!r}")
+    parameters = data.get("parameters")
+    if not isinstance(parameters, dict) or not parameters:
+        raise _fail(path, "parameters", "expected a mapping of key paths to values")
+    try:
+        rows = space.runs(
+            parameters, data.get("combine", "grid"), data.get("count"), data.get("seed", 0)
+        )
+    except CaseError as exc:
+        raise _fail(path, exc.key or "parameters", exc.reason) from None
+    runs = []
+    for i, row in enumerate(rows):
+        overrides = tuple(base) + tuple(assignment(k, v) for k, v in row.items())
+        try:
+            case = case_from_text(case_text, case_path, overrides, name=str(case_path))
+        except CaseError as exc:
+            raise _fail(path, _blame(exc, row, base), _reason(exc, i, row)) from None
+        runs.append(Run(i, row, case, overrides))
+    out = output or data.get("output") or f"{path.stem}_sweep"
+    return Sweep(
+        path,
+        text,
+        case_path,
+        tuple(parameters),
+        tuple(runs),
+        _collect(data.get("collect"), path),
+        (path.parent / out).resolve(),
+    )
+
+
+def _blame(exc: CaseError, row: dict, base) -> str:
+    """The sweep file's key a case error comes from: the parameter whose key path it names,
+    else the base overrides."""
+    where = (exc.key or "").removeprefix("--set ")
+    for key in row:
+        if where == key or where.startswith(key + ".") or where.startswith(key + "["):
+            return f"parameters.{key}"
+    for key in row:  # a key path the case lacks names its first missing part
+        if key.startswith(where) and where:
+            return f"parameters.{key}"
+    return "set" if base else "parameters"
+
+
+def _reason(exc: CaseError, i: int, row: dict) -> str:
+    said = ", ".join(f"{k} = {json.dumps(v)}" for k, v in row.items())
+    key = f" at {exc.key}" if exc.key else ""
+    return f"run {i} ({said}): the case{key}: {exc.reason}"

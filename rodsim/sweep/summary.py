@@ -1,0 +1,130 @@
+"""The summary of a sweep (docs/sweeps.md, "The summary"): one row per run, its parameters, its
+collected numbers, status, exit code, wall time, the rodsim version that ran it and whether it
+was reused or is outdated, as ``summary.csv`` and ``summary.h5`` (the same table) in the
+sweep's folder, each written whole through a temporary file.
+
+summary.h5: attributes ``kind`` = "rodsim sweep summary", ``sweep`` (the sweep file's text),
+``rodsim_version``; datasets ``run`` (R,) int64, ``name`` (R,) str, ``parameters/<key path>``
+(R,) float64 (or str for values that are not numbers), ``results/<name>`` (R,) float64 (NaN
+where the run has none), ``status`` (R,) str, ``exit_code`` (R,) int64, ``error`` (R,) str,
+``wall_time`` (R,) float64 s, ``version`` (R,) str, ``reused``, ``outdated`` (R,) int64 0/1.
+"""
+
+import csv
+import io
+import math
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from rodsim import __version__
+from rodsim.errors import CaseError, ResourceError
+
+KIND = "rodsim sweep summary"
+
+
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def table(sweep, jobs, records) -> tuple[list[str], list[list]]:
+    """(header, rows) of the summary."""
+    keys, names = list(sweep.parameters), [q.name for q in sweep.collect]
+    header = ["run", "name", *keys, *names, "status", "exit_code", "wall_time", "version",
+              "reused", "outdated", "error"]  # fmt: skip
+    rows = []
+    for run, job, r in zip(sweep.runs, jobs, records, strict=True):
+        rows.append(
+            [
+                r.index,
+                job.name,
+                *(run.values[k] for k in keys),
+                *(r.values.get(n, math.nan) for n in names),
+                r.status,
+                r.exit_code,
+                r.wall,
+                r.version,
+                int(r.reused),
+                int(r.outdated),
+                r.error,
+            ]  # fmt: skip
+        )
+    return header, rows
+
+
+def write(sweep, jobs, records) -> tuple[Path, Path]:
+    """Write summary.csv and summary.h5 in the sweep's folder; return their paths."""
+    header, rows = table(sweep, jobs, records)
+    folder = sweep.output
+    out_csv, out_h5 = folder / "summary.csv", folder / "summary.h5"
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([repr(v) if isinstance(v, float) else v for v in row])
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        part = out_csv.with_name(".summary.csv.part")
+        part.write_text(text.getvalue())
+        os.replace(part, out_csv)
+        part = out_h5.with_name(".summary.h5.part")
+        with h5py.File(part, "w") as f:
+            f.attrs["kind"] = KIND
+            f.attrs["sweep"] = sweep.text
+            f.attrs["rodsim_version"] = __version__
+            columns = list(zip(*rows, strict=True)) if rows else [[] for _ in header]
+            keys = list(sweep.parameters)
+            names = [q.name for q in sweep.collect]
+            for label, values in zip(header, columns, strict=True):
+                if label in keys:
+                    path = f"parameters/{label}"
+                elif label in names:
+                    path = f"results/{label}"
+                else:
+                    path = label
+                _dataset(f, path, list(values), label)
+        os.replace(part, out_h5)
+    except OSError as exc:
+        raise ResourceError(
+            f"cannot write the summary in {folder}: {exc.strerror or exc}"
+        ) from None
+    return out_csv, out_h5
+
+
+def _dataset(f, path: str, values: list, label: str) -> None:
+    if label in ("reused", "outdated", "exit_code", "run"):
+        f.create_dataset(path, data=np.asarray(values, dtype=np.int64))
+    elif all(_number(v) for v in values):
+        f.create_dataset(path, data=np.asarray(values, dtype=np.float64))
+    else:
+        f.create_dataset(path, data=np.asarray([str(v) for v in values], dtype=h5py.string_dtype()))
+
+
+def read(path) -> dict:
+    """The summary.h5 of a sweep as {column: (R,) array}: run, name, parameters/<key>,
+    results/<name>, status, ...; CaseError for a file that is not one."""
+    path = Path(path)
+    try:
+        with h5py.File(path, "r") as f:
+            if f.attrs.get("kind") != KIND:
+                raise CaseError("not the summary.h5 of a rodsim sweep", file=str(path))
+            out = {}
+
+            def take(name, obj):
+                if isinstance(obj, h5py.Dataset):
+                    out[name] = obj.asstr()[()] if obj.dtype.kind == "O" else obj[()]
+
+            f.visititems(take)
+    except OSError as exc:
+        raise CaseError(f"not a readable HDF5 file ({exc})", file=str(path)) from None
+    return out
+
+
+def is_summary(path) -> bool:
+    try:
+        with h5py.File(path, "r") as f:
+            return f.attrs.get("kind") == KIND
+    except (OSError, KeyError):
+        return False
