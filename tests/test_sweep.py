@@ -342,3 +342,58 @@ def test_workers_and_dask_are_one_or_the_other():
         assert pool.workers == (os.cpu_count() or 1)
     finally:
         pool.close()
+
+
+def test_a_scheduler_address_reaches_its_workers(pooled, tmp_path):
+    """--dask tcp://HOST:PORT: the workers of a running scheduler (here a LocalCluster's)."""
+    distributed = pytest.importorskip("dask.distributed", reason="needs rodsim[dask]")
+    path, pool = pooled
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
+    try:
+        executor = executors.make(dask=cluster.scheduler_address)
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        try:
+            outcome = execute(spec.load(path, tmp_path / "tcp"), executor)
+        finally:
+            executor.close()
+    finally:
+        cluster.close()
+    assert np.array_equal(
+        summary.read(outcome.h5)["results/tip"], summary.read(pool.h5)["results/tip"]
+    )
+
+
+WARMUP = """
+import json, sys
+from rodsim.sweep import executors, spec
+from rodsim.sweep.runner import execute
+pool = executors.LocalPool(4)
+try:
+    out = execute(spec.load(sys.argv[1], sys.argv[2]), pool, warmup=sys.argv[3] == "1")
+finally:
+    pool.close()
+print(json.dumps({"warm": out.compile_seconds, "workers": [r.compiled for r in out.records],
+                  "tips": [r.values.get("tip") for r in out.records]}))
+"""
+
+
+@pytest.mark.slow
+def test_four_workers_compiling_into_one_empty_cache_leave_it_valid(tmp_path):
+    """No warm-up: four worker processes compile the kernels into one empty cache folder at
+    once. A later sweep (a fresh process, fresh workers) compiles nothing and gets the same
+    numbers. (tests/test_kernel_cache.py holds the locked index this relies on.)"""
+    path = _files(tmp_path)
+    env = {**os.environ, "RODSIM_CACHE_DIR": str(tmp_path / "cache")}
+
+    def sweep(output, warm):
+        args = [sys.executable, "-c", WARMUP, str(path), str(tmp_path / output), warm]
+        done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    cold = sweep("cold", "0")
+    assert cold["warm"] == 0 and sum(c > 0 for c in cold["workers"]) >= 2  # they compiled
+    again = sweep("again", "1")
+    assert again["warm"] == 0 and again["workers"] == [0.0] * 8
+    assert again["tips"] == cold["tips"]
