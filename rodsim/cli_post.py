@@ -147,7 +147,8 @@ def export(results, fmt, folder, table, frame, history, envelope, matrices, over
 def plot(results, what, output, against, along, frames, envelope):
     """Plot time histories: energy, momentum, load_factor, or QUANTITY@SET (e.g.
     displacement@beam.end, displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all);
-    with --along, QUANTITY@SET along its rod."""
+    with --along, QUANTITY@SET along its rod; of a sweep's summary.h5, RESULT --against P
+    (or P1,P2)."""
     from rodsim.results_reader import incomplete_warning
     from rodsim.sweep import summary
 

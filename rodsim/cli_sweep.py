@@ -82,4 +82,6 @@ def sweep(sweep_file, output, workers, dask, retry_failed, rerun_outdated, dry, 
     )
     for r in failed[:10]:
         click.echo(f"  run {r.index} failed (exit {r.exit_code}): {r.error}")
+    if len(failed) > 10:
+        click.echo(f"  and {len(failed) - 10} more: see the summary's status and error")
     click.echo(f"wrote {outcome.csv} and {outcome.h5}")

@@ -214,3 +214,11 @@ def looked_at(png, curves: int = 1) -> np.ndarray:
         near = np.abs(img - colour).max(axis=2) < 25
         assert near.sum() >= 20, f"{png} has no curve of colour {colour}"
     return img
+
+
+def cmdline(proc) -> str:
+    """The command line of a process, /proc/<pid> (empty once it is gone)."""
+    try:
+        return (proc / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""

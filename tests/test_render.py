@@ -12,6 +12,7 @@ import h5py
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import cmdline
 
 from rodsim import api
 from rodsim.cli import main
@@ -451,12 +452,5 @@ def test_a_signal_stops_a_render_and_leaves_nothing(runs, headless, tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "render stopped by SIGTERM: nothing written" in err
     assert not target.exists() and not part.exists()
-    writers = [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p).count(str(part))]
+    writers = [p for p in Path("/proc").glob("[0-9]*") if cmdline(p).count(str(part))]
     assert not writers, "an ffmpeg still writes the movie"
-
-
-def _cmdline(proc: Path) -> str:
-    try:
-        return (proc / "cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return ""

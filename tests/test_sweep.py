@@ -14,6 +14,7 @@ import h5py
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import cmdline
 
 from rodsim.cli import main
 from rodsim.errors import CaseError
@@ -397,3 +398,147 @@ def test_four_workers_compiling_into_one_empty_cache_leave_it_valid(tmp_path):
     again = sweep("again", "1")
     assert again["warm"] == 0 and again["workers"] == [0.0] * 8
     assert again["tips"] == cold["tips"]
+
+
+def test_a_number_is_one_value_however_it_is_written(tmp_path):
+    from rodsim.case.load import case_from_text
+
+    a = case_from_text(CASE, tmp_path / "c.yaml", ["loads[0].force=[0, 0, -700]"])
+    b = case_from_text(CASE, tmp_path / "c.yaml", ["loads[0].force=[0.0, 0.0, -7.0e2]"])
+    assert identity.run_hash(a)[0] == identity.run_hash(b)[0]
+
+
+@pytest.mark.parametrize(
+    "extra, key, says",
+    [
+        ("collect:\n  status: {series: energy.total, reduce: final}", "collect.status",
+         "not one of the summary's columns"),
+        ("collect:\n  v: {series: velocity.z@beam.end, reduce: max}", "collect.v.series",
+         "velocity is a value per node or element: say over"),
+        ("collect:\n  e: {series: energy.total, over: max, reduce: final}", "collect.e.series",
+         "energy is not a value of a set's nodes or elements: no over"),
+        ("collect:\n  s: {series: stress.z@beam.end, over: max, reduce: final}",
+         "collect.s.series", "unknown series 'stress.z@beam.end'"),
+        ("collect:\n  w: {series: energy.total, reduce: final, window: [2, 1]}",
+         "collect.w.window", "expected t_from < t_to"),
+        ("collect:\n  a: {series: energy.total, reduce: final, at: 1}", "collect.a.at",
+         "at is for reduce: at or crossing"),
+        ("seed: 3", "seed", "seed is for combine: random or lhs"),
+    ],
+)  # fmt: skip
+def test_collect_and_seed_are_checked_from_the_file_alone(tmp_path, extra, key, says):
+    path = _files(tmp_path, SWEEP.split("collect:")[0] + extra + "\n")
+    result = CliRunner().invoke(main, ["sweep", str(path), "--check"])
+    assert result.exit_code == 2, result.output
+    assert f"{key}: " in result.output and says in result.output
+
+
+def test_too_many_runs_and_a_loose_version_are_refused_at_once(tmp_path):
+    huge = SWEEP.replace("{linspace: [-100, -400, 4]}", "{linspace: [-1, -2, 1000000000]}")
+    started = time.perf_counter()
+    result = CliRunner().invoke(main, ["sweep", str(_files(tmp_path, huge)), "--check"])
+    assert (
+        result.exit_code == 2 and "2000000000 runs; a sweep holds at most 100000" in result.output
+    )
+    assert time.perf_counter() - started < 5
+    loose = SWEEP.replace("rodsim_sweep: 1", "rodsim_sweep: true")
+    result = CliRunner().invoke(main, ["sweep", str(_files(tmp_path, loose)), "--check"])
+    assert (
+        result.exit_code == 2 and "expected 1 (the sweep file's version), got True" in result.output
+    )
+
+
+def test_a_window_bounds_every_reduction(tmp_path):
+    """final in [0, 0.1] is the value at 0.1, not at the end of the run."""
+    from rodsim import api
+    from rodsim.sweep.spec import Collect
+    from rodsim.sweep.work import collect
+    from rodsim.validate.measure import read_series
+
+    dynamic = CASE.replace("solver: {analysis: equilibrium}", "solver: {t_end: 0.02}")
+    dynamic = dynamic.replace("output: {vtk: false}", "output: {interval: 0.002, vtk: false}")
+    (tmp_path / "d.yaml").write_text(dynamic)
+    out = api.run_case(tmp_path / "d.yaml", tmp_path / "d.h5", vtk=False).path
+    t, v = read_series(out, "displacement.z@beam.end")
+    q = Collect("w", "displacement.z@beam.end", "final", window=(0.0, 0.01))
+    assert collect(out, [q])["w"] == v[np.argmin(np.abs(t - 0.01))] != v[-1]
+
+
+def test_a_second_sweep_into_one_folder_is_refused(tmp_path):
+    import fcntl
+
+    path = _files(tmp_path)
+    folder = tmp_path / "sweep_sweep"
+    folder.mkdir()
+    with open(folder / ".sweep.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        result = CliRunner().invoke(main, ["sweep", str(path), "--workers", "1"])
+    assert result.exit_code == 4 and "another rodsim sweep writes" in result.output
+    assert not list(folder.glob("runs/*.h5"))
+
+
+SLOW = CASE.replace(
+    "solver: {analysis: equilibrium}",
+    "solver: {analysis: equilibrium, equilibrium: {load_steps: 60}}",
+)
+
+
+def _children(pid: int) -> list[int]:
+    """The pool's worker processes of a sweep (not multiprocessing's resource tracker)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return [c for c in out if "resource_tracker" not in cmdline(Path(f"/proc/{c}"))]
+
+
+def test_sigterm_to_the_sweep_alone_stops_its_pool_promptly(tmp_path):
+    """kill (or a batch system) signals the sweep's process only: the workers' runs stop, the
+    queued ones do not start, the summary holds every run that completed."""
+    path = _files(tmp_path, SWEEP, SLOW)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rodsim.cli", "sweep", str(path), "--workers", "2", "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    runs = tmp_path / "sweep_sweep" / "runs"
+    for _ in range(1200):
+        if len(list(runs.glob("*.h5"))) >= 3 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    signalled = time.perf_counter()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert time.perf_counter() - signalled < 5  # the runs' own clean stops, not their ends
+    time.sleep(1.0)  # nothing goes on writing after the sweep has gone
+    table = summary.read(tmp_path / "sweep_sweep" / "summary.h5")
+    complete = set(table["name"][table["status"] == "complete"])
+    written = set()
+    for results in runs.glob("*.h5"):
+        with h5py.File(results, "r", locking=False) as f:
+            if f.attrs.get("status") == "complete":
+                written.add(results.stem)
+    assert written == complete and len(complete) < 8
+
+
+def test_a_worker_killed_takes_no_other_run_with_it(tmp_path):
+    """SIGKILL to one pool worker (out of memory, say): its run is tried once more on a new
+    pool, and every run completes."""
+    path = _files(tmp_path, SWEEP, SLOW)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rodsim.cli", "sweep", str(path), "--workers", "2", "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    runs = tmp_path / "sweep_sweep" / "runs"
+    for _ in range(1200):
+        if len(list(runs.glob("*.h5"))) >= 2 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    assert workers, "no worker to kill"
+    os.kill(workers[0], signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "8 runs: 8 complete, 0 failed" in out

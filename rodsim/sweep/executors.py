@@ -55,17 +55,34 @@ class Serial:
         pass
 
 
-def _one_thread() -> None:
+STOPPING = None  # a worker's event: set when the sweep stops (no new run starts)
+GRACE = 10.0  # seconds a stopped worker has to end its run cleanly before it is killed
+
+
+def _worker(stopping) -> None:
+    global STOPPING
     os.environ["NUMBA_NUM_THREADS"] = "1"  # before the worker imports numba
+    STOPPING = stopping
+
+
+def stopping() -> bool:
+    """In a worker: whether its sweep is being stopped."""
+    return STOPPING is not None and STOPPING.is_set()
 
 
 class LocalPool:
-    """A pool of `workers` processes on this machine."""
+    """A pool of `workers` processes on this machine; restart() replaces a pool a dead
+    worker broke."""
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or os.cpu_count() or 1
-        self.pool = cf.ProcessPoolExecutor(
-            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_one_thread
+        self.context = multiprocessing.get_context("spawn")
+        self.event = self.context.Event()
+        self.pool = self._pool()
+
+    def _pool(self):
+        return cf.ProcessPoolExecutor(
+            self.workers, mp_context=self.context, initializer=_worker, initargs=(self.event,)
         )
 
     def submit(self, fn, arg):
@@ -74,10 +91,22 @@ class LocalPool:
     def as_completed(self, futures):
         return cf.as_completed(futures)
 
+    def restart(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool = self._pool()
+
     def close(self, cancel: bool = False) -> None:
-        if cancel:  # stop the running runs too: each ends cleanly on SIGTERM (not complete)
-            for process in list(getattr(self.pool, "_processes", {}).values()):
+        if cancel:  # no run starts; the running ones end cleanly on SIGTERM, or are killed
+            self.event.set()
+            processes = list(getattr(self.pool, "_processes", {}).values())
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
                 process.terminate()
+            for process in processes:
+                process.join(GRACE)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
         self.pool.shutdown(wait=True, cancel_futures=cancel)
 
 
@@ -94,8 +123,8 @@ class Dask:
             ) from None
         import logging
 
-        for name in ("distributed", "tornado"):  # its start-up chatter is not the user's news
-            logging.getLogger(name).setLevel(logging.WARNING)
+        for name in ("distributed", "tornado"):  # its chatter is not the user's news
+            logging.getLogger(name).setLevel(logging.ERROR)
         self.cluster = None
         if where == "local" or where.startswith("local:"):
             count = where.partition(":")[2]
@@ -123,9 +152,12 @@ class Dask:
                 f"expected local, local:N or tcp://host:port, got {where!r}", key="--dask"
             )
         self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+        self.futures = []
 
     def submit(self, fn, arg):
-        return self.client.submit(fn, arg, pure=False)
+        future = self.client.submit(fn, arg, pure=False)
+        self.futures.append(future)
+        return future
 
     def as_completed(self, futures):
         from dask.distributed import as_completed
@@ -133,6 +165,8 @@ class Dask:
         return as_completed(futures)
 
     def close(self, cancel: bool = False) -> None:
+        if cancel:  # runs not started are dropped; a scheduler's running tasks end on their own
+            self.client.cancel(self.futures, force=True)
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()

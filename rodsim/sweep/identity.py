@@ -2,9 +2,10 @@
 canonical resolved case and of the content of every file it reads.
 
 The canonical case is the case as written with the run's overrides applied (Case.to_dict), as
-JSON with sorted keys and floats in their shortest exact form (repr), so that two runs with
-the same resolved case and the same input files share a name whatever the order or spelling
-of their keys. The files read are the values of every ``file`` and ``from`` key (mesh files,
+JSON with sorted keys and every number a float in its shortest exact form (repr), so that
+two runs with the same resolved case and the same input files share a name whatever the
+order of their keys or the spelling of their numbers (700, 700.0, 7e2). The files read are
+the values of every ``file`` and ``from`` key (mesh files,
 imperfections, initial states), relative to the case file's folder.
 """
 
@@ -15,9 +16,21 @@ from pathlib import Path
 DIGITS = 16  # hex digits of the name: 64 bits
 
 
+def _numbers(node):
+    """Every number as a float: -700 and -700.0 are one value to the case."""
+    if isinstance(node, dict):
+        return {k: _numbers(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_numbers(v) for v in node]
+    if isinstance(node, int) and not isinstance(node, bool):
+        return float(node)
+    return node
+
+
 def canonical(data) -> str:
-    """JSON of a case dict: sorted keys, no spaces, exact floats (repr), non-finite as text."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    """JSON of a case dict: sorted keys, no spaces, every number a float in its exact shortest
+    form (repr), non-finite as text."""
+    return json.dumps(_numbers(data), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
 def files_read(data, folder: Path) -> list[Path]:

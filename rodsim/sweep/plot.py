@@ -23,7 +23,7 @@ def plot_sweep(path, result: str, against: str, output=None) -> Path:
                         key="plot")  # fmt: skip
     axes = [a.strip() for a in (against or "").split(",") if a.strip()]
     if not 1 <= len(axes) <= 2:
-        raise CaseError("--against: give one parameter (a line) or two, P1,P2 (a heat map)",
+        raise CaseError("give one parameter (a line) or two, P1,P2 (a heat map)",
                         key="--against")  # fmt: skip
     for a in axes:
         if a not in params:
@@ -58,11 +58,15 @@ def plot_sweep(path, result: str, against: str, output=None) -> Path:
 
 
 def _lines(ax, cols, x_key, others, y) -> None:
-    """One line per combination of the other parameters' values."""
+    """One line per combination of the other parameters' values; samples (every combination
+    once: random, lhs) as points."""
     groups = {}
     for i in range(len(y)):
         key = tuple(cols[o][i] for o in others)
         groups.setdefault(key, []).append(i)
+    if others and all(len(rows) == 1 for rows in groups.values()):
+        ax.plot(cols[x_key], y, "o", ms=4)
+        return
     if len(groups) > MAX_LINES:
         raise CaseError(
             f"{len(groups)} combinations of the other parameters ({', '.join(others)}) would be "
@@ -88,7 +92,8 @@ def _heat(fig, ax, cols, axes, others, y, result) -> None:
         )
     x, z = cols[axes[0]], cols[axes[1]]
     ux, uz = np.unique(x), np.unique(z)
-    if len(ux) * len(uz) == len(y) and len(set(zip(x, z, strict=True))) == len(y):
+    distinct = len(set(zip(x, z, strict=True))) == len(y)
+    if distinct and len(ux) * len(uz) <= 2 * len(y):  # a grid, a failed run or so missing
         grid = np.full((len(uz), len(ux)), np.nan)
         grid[np.searchsorted(uz, z), np.searchsorted(ux, x)] = y
         image = ax.pcolormesh(_edges(ux), _edges(uz), grid, shading="flat")

@@ -3,13 +3,15 @@ sweeps left, compile the kernels once, fan the rest out to an executor, and writ
 table as the runs finish. The one place that wires sweep file -> runs -> executor -> summary.
 """
 
+import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from rodsim import interrupts
-from rodsim.errors import Interrupted
+from rodsim.errors import Interrupted, ResourceError
 from rodsim.sweep import executors, identity, summary, work
 from rodsim.sweep.spec import Sweep
 from rodsim.sweep.work import COMPLETE, FAILED, STOPPED, Job, Record
@@ -78,21 +80,25 @@ def execute(
             todo.append(job)
         else:
             records[job.index] = prev
-    (sweep.output / "runs").mkdir(parents=True, exist_ok=True)
-    compile_seconds = _warm(todo) if todo and warmup else 0.0
+    try:
+        (sweep.output / "runs").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResourceError(f"cannot make {sweep.output / 'runs'}: {exc.strerror or exc}") from None
     own = executor is None
     executor = executor or executors.make()
-    started = time.perf_counter()
-    stop = 0
-    try:
-        with interrupts.watch() as watch:
-            stop = _fan_out(executor, todo, records, progress, watch, started)
-    finally:
-        stop = stop or watch.signal
-        if own or stop:
-            executor.close(cancel=bool(stop))
-        done = _lines(jobs, records, first_of)
-        csv, h5 = summary.write(sweep, jobs, done)
+    stop, compile_seconds = 0, 0.0
+    with _only_sweep(sweep.output), interrupts.watch() as watch:
+        try:
+            if todo and warmup:
+                compile_seconds = _warm(todo)  # a signal meanwhile is acted on after it
+            started = time.perf_counter()
+            stop = watch.signal or _fan_out(executor, todo, records, progress, watch, started)
+        finally:
+            stop = stop or watch.signal
+            if own or stop:
+                executor.close(cancel=bool(stop))
+            done = _lines(jobs, records, first_of)
+            csv, h5 = summary.write(sweep, jobs, done)
     if stop:
         import signal
 
@@ -103,6 +109,25 @@ def execute(
             signal=stop,
         )
     return Outcome(tuple(done), csv, h5, compile_seconds, len(todo))
+
+
+@contextlib.contextmanager
+def _only_sweep(folder):
+    """Hold the sweep's folder: a second sweep into it is refused (exit 4), since two would
+    take each other's runs for failures."""
+    import fcntl
+
+    fd = os.open(folder / ".sweep.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ResourceError(
+                f"another rodsim sweep writes {folder}: wait for it, or give another -o"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def _warm(todo: list[Job]) -> float:
@@ -125,7 +150,7 @@ def _fan_out(executor, todo, records, progress, watch, started) -> int:
     """Submit the jobs and record their Records as they finish; the signal that stopped it (a
     stop asked of this process, or a run stopped by one), 0 when all ran."""
     pending = {executor.submit(work.run_job, job): job for job in todo}
-    ran = 0
+    ran, tries, restarted = 0, {}, {}
 
     def tell():
         if progress is None:
@@ -133,8 +158,8 @@ def _fan_out(executor, todo, records, progress, watch, started) -> int:
         done = sum(r.status == COMPLETE for r in records.values())
         failed = sum(r.status == FAILED for r in records.values())
         left = len(pending)
-        rate = (time.perf_counter() - started) / ran if ran else None
-        eta = rate * left / max(1, min(left, executor.workers)) if rate else None
+        per_run = (time.perf_counter() - started) / ran if ran else None  # wall, all workers
+        eta = per_run * left if per_run else None
         progress({"total": len(records) + left, "done": done, "failed": failed,
                   "running": min(left, executor.workers), "eta": eta})  # fmt: skip
 
@@ -149,8 +174,15 @@ def _fan_out(executor, todo, records, progress, watch, started) -> int:
         job = pending.pop(future)
         try:
             record = future.result()
-        except Exception as exc:  # noqa: BLE001 - a worker that died takes one run with it
-            error = f"worker failed ({type(exc).__name__}: {exc})"
+        except Exception as exc:  # noqa: BLE001 - a worker died (killed, out of memory)
+            if _broken(exc) and hasattr(executor, "restart") and tries.get(job.index, 0) < 1:
+                tries[job.index] = tries.get(job.index, 0) + 1  # its pool died: once more
+                if not restarted.get(id(executor.pool)):
+                    restarted[id(executor.pool)] = True
+                    executor.restart()
+                pending[executor.submit(work.run_job, job)] = job
+                continue
+            error = f"the worker running it died ({type(exc).__name__}: {exc})"
             record = Record(job.index, job.name, FAILED, exit_code=1, error=error)
         if record.status == STOPPED:  # the run itself was stopped by a signal
             return record.exit_code - 128
@@ -160,17 +192,23 @@ def _fan_out(executor, todo, records, progress, watch, started) -> int:
     return 0
 
 
+def _broken(exc: Exception) -> bool:
+    from concurrent.futures.process import BrokenProcessPool
+
+    return isinstance(exc, BrokenProcessPool)
+
+
 def _lines(jobs, records, first_of) -> list:
     """Every job's Record in order; a repeated resolved case shares its first run's."""
     out = []
     for job in jobs:
         record = records.get(first_of[job.name])
         if record is None:
-            record = Record(job.index, job.name, "not run")
+            record = Record(job.index, job.name, "not run", version="")
         elif record.index != job.index:
             record = Record(job.index, job.name, record.status, dict(record.values),
                             record.exit_code, record.error, record.wall, record.version,
-                            True, record.outdated)  # fmt: skip
+                            record.reused, record.outdated)  # fmt: skip
         out.append(record)
     return out
 

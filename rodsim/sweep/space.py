@@ -85,6 +85,23 @@ def ranges(spec, key: str) -> tuple:
     )
 
 
+def size(parameters: dict, combine: str = "grid", count=None) -> int:
+    """The number of runs, without making them (a grid's product, a zip's length, count)."""
+    if combine in ("random", "lhs") or count is not None:
+        return count if isinstance(count, int) and not isinstance(count, bool) else 0
+    lengths = []
+    for spec in parameters.values():
+        if isinstance(spec, list):
+            lengths.append(len(spec))
+        elif isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in LISTED:
+            arg = next(iter(spec.values()))
+            n = arg[2] if isinstance(arg, list) and len(arg) == 3 else 0
+            lengths.append(n if isinstance(n, int) and not isinstance(n, bool) else 0)
+    if combine == "zip":
+        return max(lengths, default=0)
+    return math.prod(lengths)
+
+
 def runs(parameters: dict, combine: str = "grid", count: int | None = None, seed: int = 0):
     """The runs of a sweep: a list of {key path: value}, in order (see the module docstring);
     parameters: key path -> spec. CaseError (key: parameters.KEY, combine, count) otherwise."""

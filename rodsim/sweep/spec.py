@@ -15,13 +15,17 @@ was expected (exit 2).
 """
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from rodsim.case.load import Case, case_from_text, parse_yaml
 from rodsim.errors import CaseError
 from rodsim.sweep import space
+from rodsim.validate import measure
 from rodsim.validate.measure import OVER
+
+MAX_RUNS = 100_000  # more is not a sweep one machine or one summary table holds
 
 KEYS = (
     "rodsim_sweep",
@@ -34,6 +38,9 @@ KEYS = (
     "collect",
     "output",
 )
+# the summary's own columns: a collected number may not take their names
+COLUMNS = ("run", "name", "status", "exit_code", "wall_time", "version", "reused", "outdated",
+           "error")  # fmt: skip
 REDUCE = ("final", "at", "max", "min", "absmax", "mean", "band", "drift", "frequency", "crossing")
 
 
@@ -76,6 +83,10 @@ def _fail(file: Path, key: str, message: str) -> CaseError:
     return CaseError(message, file=str(file), key=key)
 
 
+def _real(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def assignment(key: str, value) -> str:
     """The --set assignment of a parameter value: JSON is YAML, and floats keep every digit."""
     return f"{key}={json.dumps(value)}"
@@ -91,6 +102,9 @@ def _collect(raw, file: Path) -> tuple:
     out = []
     for name, q in raw.items():
         key = f"collect.{name}"
+        if not isinstance(name, str) or not name or "/" in name or name in COLUMNS:
+            raise _fail(file, key, f"expected a name without '/', not one of the summary's "
+                        f"columns ({', '.join(COLUMNS)}), got {name!r}")  # fmt: skip
         if not isinstance(q, dict):
             raise _fail(file, key, f"expected {{series: ..., reduce: ...}}, got {q!r}")
         unknown = sorted(set(q) - {"series", "reduce", "over", "at", "window"})
@@ -107,18 +121,30 @@ def _collect(raw, file: Path) -> tuple:
         if over is not None and over not in OVER:
             raise _fail(file, f"{key}.over", f"expected one of {', '.join(OVER)}, got {over!r}")
         at = q.get("at")
-        if how in ("at", "crossing") and not isinstance(at, int | float):
+        if how in ("at", "crossing") and not _real(at):
             raise _fail(file, f"{key}.at", f"reduce: {how} needs a number at, got {at!r}")
+        if how not in ("at", "crossing") and at is not None:
+            raise _fail(file, f"{key}.at", f"at is for reduce: at or crossing, not {how}")
         window = q.get("window", [0.0, None])
-        if not (isinstance(window, list) and len(window) == 2):
-            raise _fail(file, f"{key}.window", f"expected [t_from, t_to], got {window!r}")
+        if not (isinstance(window, list) and len(window) == 2 and _real(window[0])
+                and (window[1] is None or _real(window[1]))):  # fmt: skip
+            raise _fail(file, f"{key}.window", f"expected [t_from, t_to or null], got {window!r}")
         end = float("inf") if window[1] is None else float(window[1])
+        if not float(window[0]) < end:
+            raise _fail(file, f"{key}.window", f"expected t_from < t_to, got {window!r}")
+        if how == "at" and "window" in q:
+            raise _fail(file, f"{key}.window", "reduce: at takes the time itself: no window")
+        try:
+            measure.check_series(q["series"], over)
+        except CaseError as exc:
+            raise _fail(file, f"{key}.series", exc.reason) from None
         out.append(Collect(str(name), q["series"], how, over, at, (float(window[0]), end)))
     return tuple(out)
 
 
 def load(path, output=None) -> Sweep:
-    """Read and check a sweep file and every run's case (nothing runs)."""
+    """Read and check a sweep file and every run's case (nothing runs); output: the folder
+    (-o, from the current folder), else the file's `output` (from the file's folder)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -132,8 +158,10 @@ def load(path, output=None) -> Sweep:
     unknown = sorted(set(data) - set(KEYS))
     if unknown:
         raise _fail(path, unknown[0], f"unknown key; expected one of {', '.join(KEYS)}")
-    if data.get("rodsim_sweep") != 1:
-        raise _fail(path, "rodsim_sweep", f"expected 1, got {data.get('rodsim_sweep')!r}")
+    version = data.get("rodsim_sweep")
+    if type(version) is not int or version != 1:
+        said = "nothing" if version is None else repr(version)
+        raise _fail(path, "rodsim_sweep", f"expected 1 (the sweep file's version), got {said}")
     if not isinstance(data.get("case"), str):
         raise _fail(path, "case", "expected the base case file, relative to the sweep file")
     case_path = (path.parent / data["case"]).resolve()
@@ -147,10 +175,16 @@ def load(path, output=None) -> Sweep:
     parameters = data.get("parameters")
     if not isinstance(parameters, dict) or not parameters:
         raise _fail(path, "parameters", "expected a mapping of key paths to values")
+    seed = data.get("seed")
+    if seed is not None and (type(seed) is not int or seed < 0):
+        raise _fail(path, "seed", f"expected a whole number >= 0, got {seed!r}")
+    if seed is not None and data.get("combine", "grid") not in ("random", "lhs"):
+        raise _fail(path, "seed", "seed is for combine: random or lhs")
     try:
-        rows = space.runs(
-            parameters, data.get("combine", "grid"), data.get("count"), data.get("seed", 0)
-        )
+        size = space.size(parameters, data.get("combine", "grid"), data.get("count"))
+        if size > MAX_RUNS:
+            raise CaseError(f"{size} runs; a sweep holds at most {MAX_RUNS}", key="parameters")
+        rows = space.runs(parameters, data.get("combine", "grid"), data.get("count"), seed or 0)
     except CaseError as exc:
         raise _fail(path, exc.key or "parameters", exc.reason) from None
     runs = []
@@ -161,15 +195,22 @@ def load(path, output=None) -> Sweep:
         except CaseError as exc:
             raise _fail(path, _blame(exc, row, base), _reason(exc, i, row)) from None
         runs.append(Run(i, row, case, overrides))
-    out = output or data.get("output") or f"{path.stem}_sweep"
+    out = data.get("output", f"{path.stem}_sweep")
+    if not isinstance(out, str) or not out:
+        raise _fail(path, "output", f"expected a folder, got {out!r}")
+    folder = Path(output).resolve() if output else (path.parent / out).resolve()
+    collect = _collect(data.get("collect"), path)
+    clash = sorted(set(q.name for q in collect) & set(parameters))
+    if clash:
+        raise _fail(path, f"collect.{clash[0]}", "a collected number named as a parameter")
     return Sweep(
         path,
         text,
         case_path,
         tuple(parameters),
         tuple(runs),
-        _collect(data.get("collect"), path),
-        (path.parent / out).resolve(),
+        collect,
+        folder,
     )
 
 

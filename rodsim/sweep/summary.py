@@ -62,8 +62,10 @@ def write(sweep, jobs, records) -> tuple[Path, Path]:
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(header)
-    for row in rows:
-        writer.writerow([repr(v) if isinstance(v, float) else v for v in row])
+    for row in rows:  # the error's commas and line breaks would be fields to simple readers
+        *head, error = row
+        error = error.replace(",", ";").replace("\n", " ")
+        writer.writerow([repr(v) if isinstance(v, float) else v for v in head] + [error])
     try:
         folder.mkdir(parents=True, exist_ok=True)
         part = out_csv.with_name(".summary.csv.part")

@@ -18,6 +18,9 @@ from rodsim.validate import compare
 from rodsim.validate.measure import read_series
 
 COMPLETE, FAILED, STOPPED = "complete", "failed", "interrupted"
+WHOLE = (0.0, math.inf)  # the window of a whole run
+KEPT = (2, 3)  # failures kept (not retried unless asked): bad input and numerical; resources
+# (a full disk, another process on the file) and internal errors may pass: they run again
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,9 @@ def collect(results, quantities) -> dict:
     for q in quantities:
         try:
             t, v = read_series(results, q.series, q.over)
-            out[q.name] = compare.reduce(t, v, q.reduce, q.window, q.at)
+            if q.window != WHOLE:  # every reduction sees the window only (`at` takes none)
+                t, v = compare.windowed(t, v, q.window)
+            out[q.name] = compare.reduce(t, v, q.reduce, WHOLE, q.at)
         except (CaseError, ValueError) as exc:
             reason = exc.reason if isinstance(exc, CaseError) else str(exc)
             raise CaseError(reason, key=f"collect.{q.name}") from None
@@ -80,10 +85,22 @@ def run_job(job: Job) -> Record:
     the Record says it."""
     import numba
 
+    from rodsim.sweep import executors
+
+    if executors.stopping():  # the sweep stops: this queued run does not start
+        return Record(job.index, job.name, STOPPED, exit_code=143, error="not started")
+    threads = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(job.threads, numba.config.NUMBA_NUM_THREADS)))
+    try:
+        return _run(job)
+    finally:
+        numba.set_num_threads(threads)  # a run in the caller's process leaves it as it was
+
+
+def _run(job: Job) -> Record:
     from rodsim import api, kernel_cache
     from rodsim.case.load import case_from_text
 
-    numba.set_num_threads(max(1, min(job.threads, numba.config.NUMBA_NUM_THREADS)))
     start, compiled0 = time.perf_counter(), kernel_cache.compiling().seconds
     failed_path(job.results).unlink(missing_ok=True)
     try:
@@ -108,11 +125,13 @@ def run_job(job: Job) -> Record:
 
 
 def _failed(job: Job, code: int, error: str, start: float) -> Record:
-    """The Record of a run that failed, also kept beside its results (<name>.failed.json), so
-    that a sweep run again does not retry it unless asked (--retry-failed)."""
+    """The Record of a run that failed; a failure of its input or numerics (KEPT) is also kept
+    beside its results (<name>.failed.json), so that a sweep run again does not retry it
+    unless asked (--retry-failed)."""
     record = Record(job.index, job.name, FAILED, exit_code=code, error=error,
                     wall=time.perf_counter() - start)  # fmt: skip
-    _write_failure(failed_path(job.results), record)
+    if code in KEPT:
+        _write_failure(failed_path(job.results), record)
     return record
 
 
@@ -126,30 +145,29 @@ def _write_failure(path: Path, record: Record) -> None:
 def earlier(job: Job) -> Record | None:
     """The Record of an earlier sweep's run of this job, from its files, or None where it
     must run: a complete results file of this name (its numbers collected again, so a
-    changed `collect` needs no rerun), or a recorded failure."""
+    changed `collect` needs no rerun), else a kept failure."""
     results, failed = Path(job.results), failed_path(job.results)
-    if failed.exists():
-        try:
-            said = json.loads(failed.read_text())
-            return Record(job.index, job.name, FAILED, exit_code=int(said["exit_code"]),
-                          error=str(said["error"]), version=str(said.get("version", "")),
-                          reused=True)  # fmt: skip
-        except (OSError, ValueError, KeyError):
-            return None
     try:
         with h5py.File(results, "r", locking=False) as f:
-            if f.attrs.get("sweep_run") != job.name or f.attrs.get("status") != COMPLETE:
-                return None
+            complete = f.attrs.get("sweep_run") == job.name and f.attrs.get("status") == COMPLETE
             version = str(f.attrs.get("rodsim_version", ""))
             wall = _seconds(f.attrs.get("started", ""), f.attrs.get("finished", ""))
     except (OSError, KeyError):
-        return None
+        complete = False
+    if complete:
+        try:
+            values = collect(results, job.collect)
+        except CaseError as exc:
+            return Record(job.index, job.name, FAILED, exit_code=2, error=str(exc), reused=True)
+        return Record(job.index, job.name, COMPLETE, values, wall=wall, version=version,
+                      reused=True, outdated=version != __version__)  # fmt: skip
     try:
-        values = collect(results, job.collect)
-    except CaseError as exc:
-        return Record(job.index, job.name, FAILED, exit_code=2, error=str(exc), reused=True)
-    return Record(job.index, job.name, COMPLETE, values, wall=wall, version=version,
-                  reused=True, outdated=version != __version__)  # fmt: skip
+        said = json.loads(failed.read_text())
+        return Record(job.index, job.name, FAILED, exit_code=int(said["exit_code"]),
+                      error=str(said["error"]), version=str(said.get("version", "")),
+                      reused=True)  # fmt: skip
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def _seconds(started: str, finished: str) -> float:

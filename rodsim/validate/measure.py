@@ -116,6 +116,28 @@ def _spread(f, what: str, comp: str, node_set: str | None, n: int, over: str):
     return _over(values, over)
 
 
+_TOTALS = ("load_multiplier", "energy", "linear_momentum", "angular_momentum", *_PER_MODE)
+_SET_MEAN = ("displacement", "position", "reaction_force", "reaction_moment")  # over: default
+KNOWN = (*_TOTALS, "local_displacement", *_PER_NODE, *_ELEMENT)
+
+
+def check_series(series: str, over: str | None = None) -> None:
+    """CaseError for a series (and over) that no results file can give, found from the text
+    alone: an unknown quantity, a set quantity without its set, `over` where it means
+    nothing or missing where it is needed."""
+    what, comp, node_set, _ = parse(series.removeprefix("-"))
+    if what not in KNOWN:
+        raise CaseError(f"unknown series {series!r}; expected one of {', '.join(KNOWN)}")
+    if what in _TOTALS or what == "local_displacement":
+        if over is not None:
+            raise CaseError(f"{what} is not a value of a set's nodes or elements: no over")
+        return
+    if node_set is None:
+        raise CaseError(f"{what} needs a node set: {what}.{comp}@SET")
+    if over is None and what not in _SET_MEAN:
+        raise CaseError(f"{what} is a value per node or element: say over: {', '.join(OVER)}")
+
+
 def read_series(path, series: str, over: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(time, values) of a series of a results file; over: the reduction over the set's nodes
     or elements (module docstring; None: the set's mean, or sum for reactions)."""
@@ -125,8 +147,8 @@ def read_series(path, series: str, over: str | None = None) -> tuple[np.ndarray,
     what, comp, node_set, ref_set = parse(series)
     if over is not None and over not in OVER:
         raise CaseError(f"expected over: one of {', '.join(OVER)}, got {over!r}")
-    if over is None and what in _ELEMENT:
-        raise CaseError(f"{what} is a value per element: say over: {', '.join(OVER)}")
+    if over is None and (what in _ELEMENT or what in ("velocity", "angular_velocity")):
+        raise CaseError(f"{what} is a value per node or element: say over: {', '.join(OVER)}")
     with open_results(path) as f:
         if what in _PER_MODE:
             group, dataset = _PER_MODE[what]
