@@ -542,3 +542,15 @@ def test_a_worker_killed_takes_no_other_run_with_it(tmp_path):
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     assert "8 runs: 8 complete, 0 failed" in out
+
+
+@pytest.mark.parametrize("make", [executors.Serial, lambda: executors.LocalPool(2)])
+def test_every_executor_has_the_one_interface(make):
+    """submit, as_completed, gather and close: what a later ensemble needs of any executor."""
+    executor = make()
+    try:
+        futures = [executor.submit(abs, v) for v in (-1, -2, -3)]
+        assert sorted(f.result() for f in executor.as_completed(futures)) == [1, 2, 3]
+        assert executor.gather(futures) == [1, 2, 3] and executor.workers >= 1
+    finally:
+        executor.close()

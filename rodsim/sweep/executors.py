@@ -1,5 +1,6 @@
 """Where a sweep's runs execute (docs/sweeps.md, "Executors"): one small interface, submit(fn,
-arg) -> future, as_completed(futures), close(), over
+arg) -> future (with done() and result()), as_completed(futures), gather(futures) -> results,
+close(cancel), and `workers`, over
 
 - Serial: in this process, one after the other (``--workers 1``);
 - LocalPool: a pool of worker processes on this machine (the default; ``--workers N``,
@@ -51,6 +52,9 @@ class Serial:
     def as_completed(self, futures):
         return iter(futures)
 
+    def gather(self, futures) -> list:
+        return [f.result() for f in futures]
+
     def close(self, cancel: bool = False) -> None:
         pass
 
@@ -90,6 +94,9 @@ class LocalPool:
 
     def as_completed(self, futures):
         return cf.as_completed(futures)
+
+    def gather(self, futures) -> list:
+        return [f.result() for f in futures]
 
     def restart(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -163,6 +170,9 @@ class Dask:
         from dask.distributed import as_completed
 
         return as_completed(futures)
+
+    def gather(self, futures) -> list:
+        return self.client.gather(futures)
 
     def close(self, cancel: bool = False) -> None:
         if cancel:  # runs not started are dropped; a scheduler's running tasks end on their own
