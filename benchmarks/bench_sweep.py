@@ -1,7 +1,7 @@
 """A 32-run sweep serially (one process) and on the default pool (one worker process per core),
 and the time spent compiling kernels (a script, not a test; docs/sweeps.md, "Speed").
 
-The runs are explicit dynamics of a 40-element cantilever, each about 2 s, over a grid
+The runs are explicit dynamics of a 40-element cantilever, each about 1.2 s, over a grid
 of 8 tip loads and 4 section heights. Each sweep runs in a fresh Python process with its own
 output folder, against one kernel cache folder:
 

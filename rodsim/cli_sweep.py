@@ -53,10 +53,10 @@ class Bar:
 @_handle_errors
 def sweep(sweep_file, output, workers, dask, retry_failed, rerun_outdated, dry, quiet):
     """Run a case over a space of parameters; write every run's results and a summary."""
-    from rodsim.sweep import executors, runner, spec
+    from rodsim.sweep import runner, spec
 
-    plan = spec.load(sweep_file, output)
     if dry:
+        plan = spec.load(sweep_file, output)
         jobs = runner.plan(plan)
         click.echo(f"{len(jobs)} runs of {plan.case_path}, into {plan.output}")
         for run, job in zip(plan.runs, jobs, strict=True):
@@ -64,18 +64,17 @@ def sweep(sweep_file, output, workers, dask, retry_failed, rerun_outdated, dry, 
             click.echo(f"  {run.index:4d}  {job.name}  {said}")
         return
     bar = Bar(not quiet)
-    executor = executors.make(workers, dask)
     try:
-        outcome = runner.execute(plan, executor, retry_failed=retry_failed,
-                                 rerun_outdated=rerun_outdated, progress=bar)  # fmt: skip
+        outcome = runner.run_sweep(sweep_file, output, workers=workers, dask=dask,
+                                   retry_failed=retry_failed, rerun_outdated=rerun_outdated,
+                                   progress=bar)  # fmt: skip
     finally:
         bar.close()
-        executor.close()
     failed = [r for r in outcome.records if r.status != "complete"]
     outdated = sum(r.outdated for r in outcome.records)
     click.echo(
         f"{len(outcome.records)} runs: {len(outcome.records) - len(failed)} complete, "
-        f"{len(failed)} failed ({outcome.ran} ran now, {len(outcome.records) - outcome.ran} "
+        f"{len(failed)} failed ({outcome.ran} ran now, {sum(r.reused for r in outcome.records)} "
         f"from earlier"
         + (f", {outdated} made by another rodsim version" if outdated else "")
         + f"); kernels compiled in {outcome.compile_seconds:.1f} s"

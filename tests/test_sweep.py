@@ -163,7 +163,20 @@ def test_a_run_is_named_by_its_resolved_case_and_the_files_it_reads(tmp_path):
     mesh = tmp_path / "m.msh"
     mesh.write_text("one")
     data = {"mesh": [{"file": "m.msh"}], "imperfection": {"from": "modes.h5"}}
-    assert identity.files_read(data, tmp_path) == [tmp_path / "m.msh", tmp_path / "modes.h5"]
+    read = identity.files_read(data, tmp_path)
+    assert read == [("m.msh", tmp_path / "m.msh"), ("modes.h5", tmp_path / "modes.h5")]
+
+    class Reading:  # a case that reads m.msh
+        folder = tmp_path
+
+        def to_dict(self):
+            return {"mesh": [{"file": "m.msh"}]}
+
+    first = identity.run_hash(Reading())
+    mesh.write_text("two")
+    assert identity.run_hash(Reading()) != first
+    mesh.write_text("one")
+    assert identity.run_hash(Reading()) == first
 
 
 # --- running -------------------------------------------------------------------------------------
@@ -554,3 +567,43 @@ def test_every_executor_has_the_one_interface(make):
         assert executor.gather(futures) == [1, 2, 3] and executor.workers >= 1
     finally:
         executor.close()
+
+
+def test_a_misspelled_component_is_refused_before_any_run(tmp_path):
+    text = SWEEP.replace("moment.bending2@beam.all", "moment.bendin2@beam.all")
+    result = CliRunner().invoke(main, ["sweep", str(_files(tmp_path, text))])
+    assert result.exit_code == 2 and "unknown component 'bendin2' of moment" in result.output
+    assert not (tmp_path / "sweep_sweep").exists()
+
+
+def test_one_resolved_case_twice_is_one_run_and_two_lines(tmp_path):
+    """-100 and -100.0 are one value: one run; its line is shared, not 'reused'. A failed
+    run's message goes to the CSV without commas."""
+    text = SWEEP.replace("{linspace: [-100, -400, 4]}", "[-100, -100.0]").replace(
+        "[0.01, 0.02]", "[0.01]"
+    )
+    outcome = run_sweep(_files(tmp_path, text), workers=1)
+    assert outcome.ran == 1 and [r.reused for r in outcome.records] == [False, False]
+    assert outcome.records[0].values == outcome.records[1].values
+    broken = text.replace("beam.end, reduce: final", "beam.end, reduce: final}\n  "
+                          "gone: {series: displacement.z@nowhere, reduce: final")  # fmt: skip
+    outcome = run_sweep(_files(tmp_path / "b", broken), workers=1)
+    header, line = outcome.csv.read_text().splitlines()[:2]
+    assert "nowhere" in line and len(line.split(",")) == len(header.split(","))  # no quoted commas
+
+
+def test_ctrl_c_to_the_process_group_stops_the_pool_without_tracebacks(tmp_path):
+    path = _files(tmp_path, SWEEP, SLOW)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rodsim.cli", "sweep", str(path), "--workers", "2", "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    runs = tmp_path / "sweep_sweep" / "runs"
+    for _ in range(1200):
+        if len(list(runs.glob("*.h5"))) >= 3 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "sweep stopped by SIGINT" in err

@@ -16,8 +16,17 @@ kernels compiled before the fan-out from the shared cache folder.
 import concurrent.futures as cf
 import multiprocessing
 import os
+import time
 
 from rodsim.errors import CaseError
+
+
+def cores() -> int:
+    """The cores this process may use (its CPU affinity: a SLURM allocation, taskset)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 class _Deferred:
@@ -67,6 +76,9 @@ def _worker(stopping) -> None:
     global STOPPING
     os.environ["NUMBA_NUM_THREADS"] = "1"  # before the worker imports numba
     STOPPING = stopping
+    # a process group of its own: a terminal's Ctrl-C reaches the sweep alone, which stops the
+    # workers with one SIGTERM each (two signals would end a run without its final frame)
+    os.setpgrp()
 
 
 def stopping() -> bool:
@@ -79,10 +91,11 @@ class LocalPool:
     worker broke."""
 
     def __init__(self, workers: int | None = None):
-        self.workers = workers or os.cpu_count() or 1
+        self.workers = workers or cores()
         self.context = multiprocessing.get_context("spawn")
         self.event = self.context.Event()
         self.pool = self._pool()
+        self.generation = 0  # counts the pools: a broken one is replaced once
 
     def _pool(self):
         return cf.ProcessPoolExecutor(
@@ -98,9 +111,12 @@ class LocalPool:
     def gather(self, futures) -> list:
         return [f.result() for f in futures]
 
-    def restart(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        self.pool = self._pool()
+    def restart(self, generation: int) -> None:
+        """Replace the pool of that generation (a dead worker broke it), once."""
+        if generation == self.generation:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = self._pool()
+            self.generation += 1
 
     def close(self, cancel: bool = False) -> None:
         if cancel:  # no run starts; the running ones end cleanly on SIGTERM, or are killed
@@ -109,8 +125,9 @@ class LocalPool:
             self.pool.shutdown(wait=False, cancel_futures=True)
             for process in processes:
                 process.terminate()
+            deadline = time.monotonic() + GRACE  # one grace for all of them
             for process in processes:
-                process.join(GRACE)
+                process.join(max(0.0, deadline - time.monotonic()))
                 if process.is_alive():
                     process.kill()
                     process.join()
@@ -136,7 +153,7 @@ class Dask:
         if where == "local" or where.startswith("local:"):
             count = where.partition(":")[2]
             try:
-                n = int(count) if count else (os.cpu_count() or 1)
+                n = int(count) if count else cores()
                 if n < 1:
                     raise ValueError
             except ValueError:

@@ -9,6 +9,7 @@ the values of every ``file`` and ``from`` key (mesh files,
 imperfections, initial states), relative to the case file's folder.
 """
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -33,8 +34,9 @@ def canonical(data) -> str:
     return json.dumps(_numbers(data), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
-def files_read(data, folder: Path) -> list[Path]:
-    """The files a case reads: every string under a `file` or `from` key, from folder."""
+def files_read(data, folder: Path) -> list[tuple[str, Path]]:
+    """The files a case reads: (as written, path) of every string under a `file` or `from`
+    key, from folder."""
     found = []
 
     def walk(node):
@@ -42,7 +44,7 @@ def files_read(data, folder: Path) -> list[Path]:
             for key, value in node.items():
                 if key in ("file", "from") and isinstance(value, str):
                     p = Path(value).expanduser()
-                    found.append(p if p.is_absolute() else folder / p)
+                    found.append((value, p if p.is_absolute() else folder / p))
                 else:
                     walk(value)
         elif isinstance(node, list):
@@ -59,10 +61,24 @@ def run_hash(case) -> tuple[str, str]:
     data = case.to_dict()
     text = canonical(data)
     digest = hashlib.sha256(text.encode())
-    for path in files_read(data, case.folder):
-        digest.update(b"\0" + str(path.name).encode() + b"\0")
-        try:
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        except OSError:
-            digest.update(b"missing")  # the run itself will say what is wrong
+    for written, path in files_read(data, case.folder):
+        digest.update(b"\0" + written.encode() + b"\0" + _content(path))
     return digest.hexdigest()[:DIGITS], text
+
+
+def _content(path: Path) -> bytes:
+    """The SHA-256 of a file's bytes, read once while it is unchanged (a sweep's runs share
+    their mesh files); b"missing" where it cannot be read (its run will say why)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return b"missing"
+    return _digest(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _digest(path: str, mtime: int, size: int) -> bytes:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).digest()
+    except OSError:
+        return b"missing"

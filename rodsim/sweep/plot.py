@@ -78,7 +78,7 @@ def _lines(ax, cols, x_key, others, y) -> None:
         label = ", ".join(f"{o} = {v:g}" if isinstance(v, float) else f"{o} = {v}"
                           for o, v in zip(others, key, strict=True))  # fmt: skip
         ax.plot(cols[x_key][rows], y[rows], "-o", ms=4, label=label or None)
-    if others and any(groups):
+    if others:
         ax.legend(fontsize="small")
 
 

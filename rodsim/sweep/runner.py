@@ -1,9 +1,11 @@
 """A sweep from its file to its summary (docs/sweeps.md): plan the runs, take what earlier
 sweeps left, compile the kernels once, fan the rest out to an executor, and write the summary
-table as the runs finish. The one place that wires sweep file -> runs -> executor -> summary.
+table when they are done (or stopped). The one place that wires sweep file -> runs ->
+executor -> summary.
 """
 
 import contextlib
+import dataclasses
 import logging
 import os
 import time
@@ -31,7 +33,7 @@ class Outcome:
     ran: int
 
 
-def plan(sweep: Sweep, threads: int = 1) -> list[Job]:
+def plan(sweep: Sweep) -> list[Job]:
     """One Job per run, named by identity.run_hash, its results in <output>/runs/."""
     folder = sweep.output / "runs"
     jobs = []
@@ -47,7 +49,6 @@ def plan(sweep: Sweep, threads: int = 1) -> list[Job]:
                 str(folder / f"{name}.h5"),
                 sweep.collect,
                 resolved,
-                threads,
             )
         )
     return jobs
@@ -65,29 +66,28 @@ def execute(
     """Run what the sweep still needs and write its summary; progress(counts) after each
     change, counts {total, done, failed, running, eta}. Interrupted on a signal, after the
     summary of the runs finished so far is written."""
-    jobs = plan(sweep)
-    records: dict[int, Record] = {}
-    todo, first_of = [], {}
-    for job in jobs:
-        if job.name in first_of:  # the same resolved case twice: one run, two lines
-            continue
-        first_of[job.name] = job.index
-        prev = work.earlier(job)
-        rerun = prev is None or (prev.status == FAILED and retry_failed)
-        if prev is not None and prev.status == COMPLETE and prev.outdated and rerun_outdated:
-            rerun = True
-        if rerun:
-            todo.append(job)
-        else:
-            records[job.index] = prev
     try:
         (sweep.output / "runs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ResourceError(f"cannot make {sweep.output / 'runs'}: {exc.strerror or exc}") from None
+    jobs = plan(sweep)
+    records: dict[int, Record] = {}
+    stop, compile_seconds, todo, first_of = 0, 0.0, [], {}
     own = executor is None
-    executor = executor or executors.make()
-    stop, compile_seconds = 0, 0.0
     with _only_sweep(sweep.output), interrupts.watch() as watch:
+        for job in jobs:  # what earlier sweeps left, read under the folder's lock
+            if job.name in first_of:  # the same resolved case twice: one run, two lines
+                continue
+            first_of[job.name] = job.index
+            prev = work.earlier(job)
+            rerun = prev is None or (prev.status == FAILED and retry_failed)
+            if prev is not None and prev.status == COMPLETE and prev.outdated and rerun_outdated:
+                rerun = True
+            if rerun:
+                todo.append(job)
+            else:
+                records[job.index] = prev
+        executor = executor or executors.make()
         try:
             if todo and warmup:
                 compile_seconds = _warm(todo)  # a signal meanwhile is acted on after it
@@ -95,10 +95,11 @@ def execute(
             stop = watch.signal or _fan_out(executor, todo, records, progress, watch, started)
         finally:
             stop = stop or watch.signal
+            with watch.deferred():  # a second signal waits for the summary
+                done = _lines(jobs, records, first_of)
+                csv, h5 = summary.write(sweep, jobs, done)
             if own or stop:
                 executor.close(cancel=bool(stop))
-            done = _lines(jobs, records, first_of)
-            csv, h5 = summary.write(sweep, jobs, done)
     if stop:
         import signal
 
@@ -121,7 +122,7 @@ def _only_sweep(folder):
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:
             raise ResourceError(
                 f"another rodsim sweep writes {folder}: wait for it, or give another -o"
             ) from None
@@ -150,7 +151,8 @@ def _fan_out(executor, todo, records, progress, watch, started) -> int:
     """Submit the jobs and record their Records as they finish; the signal that stopped it (a
     stop asked of this process, or a run stopped by one), 0 when all ran."""
     pending = {executor.submit(work.run_job, job): job for job in todo}
-    ran, tries, restarted = 0, {}, {}
+    generation = {f: getattr(executor, "generation", 0) for f in pending}
+    ran, tries = 0, {}
 
     def tell():
         if progress is None:
@@ -175,12 +177,12 @@ def _fan_out(executor, todo, records, progress, watch, started) -> int:
         try:
             record = future.result()
         except Exception as exc:  # noqa: BLE001 - a worker died (killed, out of memory)
-            if _broken(exc) and hasattr(executor, "restart") and tries.get(job.index, 0) < 1:
-                tries[job.index] = tries.get(job.index, 0) + 1  # its pool died: once more
-                if not restarted.get(id(executor.pool)):
-                    restarted[id(executor.pool)] = True
-                    executor.restart()
-                pending[executor.submit(work.run_job, job)] = job
+            if _broken(exc) and hasattr(executor, "restart") and tries.get(job.index, 0) < RETRIES:
+                tries[job.index] = tries.get(job.index, 0) + 1  # its pool died: again
+                executor.restart(generation.pop(future))  # a new pool, once per dead one
+                resubmitted = executor.submit(work.run_job, job)
+                pending[resubmitted] = job
+                generation[resubmitted] = executor.generation
                 continue
             error = f"the worker running it died ({type(exc).__name__}: {exc})"
             record = Record(job.index, job.name, FAILED, exit_code=1, error=error)
@@ -190,6 +192,12 @@ def _fan_out(executor, todo, records, progress, watch, started) -> int:
         ran += 1
         tell()
     return 0
+
+
+# a run lost with its worker's pool runs again: it may only have shared the pool of the run that
+# killed it (a dead worker breaks every run of its pool); a run that kills its worker every
+# time goes down with the others of its pool at most this many times
+RETRIES = 2
 
 
 def _broken(exc: Exception) -> bool:
@@ -206,9 +214,7 @@ def _lines(jobs, records, first_of) -> list:
         if record is None:
             record = Record(job.index, job.name, "not run", version="")
         elif record.index != job.index:
-            record = Record(job.index, job.name, record.status, dict(record.values),
-                            record.exit_code, record.error, record.wall, record.version,
-                            record.reused, record.outdated)  # fmt: skip
+            record = dataclasses.replace(record, index=job.index, values=dict(record.values))
         out.append(record)
     return out
 

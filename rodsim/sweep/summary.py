@@ -128,5 +128,5 @@ def is_summary(path) -> bool:
     try:
         with h5py.File(path, "r") as f:
             return f.attrs.get("kind") == KIND
-    except (OSError, KeyError):
+    except OSError:
         return False

@@ -26,8 +26,8 @@ KEPT = (2, 3)  # failures kept (not retried unless asked): bad input and numeric
 @dataclass(frozen=True)
 class Job:
     """What a worker needs: the run's index and name, the base case's text and path, the
-    run's overrides, its results file, the collected numbers (spec.Collect), the canonical
-    case, and the numba threads it may use."""
+    run's overrides, its results file, the collected numbers (spec.Collect) and the canonical
+    case."""
 
     index: int
     name: str
@@ -37,7 +37,6 @@ class Job:
     results: str
     collect: tuple
     resolved: str
-    threads: int = 1
 
 
 @dataclass
@@ -69,8 +68,8 @@ def collect(results, quantities) -> dict:
             if q.window != WHOLE:  # every reduction sees the window only (`at` takes none)
                 t, v = compare.windowed(t, v, q.window)
             out[q.name] = compare.reduce(t, v, q.reduce, WHOLE, q.at)
-        except (CaseError, ValueError) as exc:
-            reason = exc.reason if isinstance(exc, CaseError) else str(exc)
+        except (CaseError, ValueError, KeyError, IndexError) as exc:
+            reason = exc.reason if isinstance(exc, CaseError) else f"{type(exc).__name__}: {exc}"
             raise CaseError(reason, key=f"collect.{q.name}") from None
     return out
 
@@ -90,7 +89,7 @@ def run_job(job: Job) -> Record:
     if executors.stopping():  # the sweep stops: this queued run does not start
         return Record(job.index, job.name, STOPPED, exit_code=143, error="not started")
     threads = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(job.threads, numba.config.NUMBA_NUM_THREADS)))
+    numba.set_num_threads(1)  # one run on one core: a pool of N uses N
     try:
         return _run(job)
     finally:
@@ -106,9 +105,12 @@ def _run(job: Job) -> Record:
     try:
         case = case_from_text(job.case_text, job.case_path, job.overrides, name=job.case_path)
         api.run_case(case, job.results, vtk=False)
-        with h5py.File(job.results, "a") as f:
-            f.attrs["sweep_run"] = job.name
-            f.attrs["resolved_case"] = job.resolved
+        try:
+            with h5py.File(job.results, "a") as f:
+                f.attrs["sweep_run"] = job.name
+                f.attrs["resolved_case"] = job.resolved
+        except OSError as exc:  # a full disk, say: it may pass, the run runs again
+            return _failed(job, 4, f"cannot mark {job.results}: {exc}", start)
     except Interrupted as exc:  # the sweep is being stopped: not a failure, run it again later
         return Record(job.index, job.name, STOPPED, exit_code=exc.exit_code, error=str(exc))
     except RodsimError as exc:

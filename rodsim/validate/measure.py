@@ -86,6 +86,8 @@ def _spread(f, what: str, comp: str, node_set: str | None, n: int, over: str):
         raise CaseError(f"{what} over a set needs one: {what}.{comp}@SET")
     nodes = _nodes(f, node_set)
     if what in _PER_NODE:
+        if what != "displacement" and f"nodes/{what}" not in f:
+            raise CaseError(f"the results file has no nodes/{what}")
         if what == "displacement":
             per = f["nodes/position"][:n][:, nodes] - f["mesh/points"][()][nodes]
         else:
@@ -121,6 +123,18 @@ _SET_MEAN = ("displacement", "position", "reaction_force", "reaction_moment")  #
 KNOWN = (*_TOTALS, "local_displacement", *_PER_NODE, *_ELEMENT)
 
 
+def _components_of(what: str):
+    """The components a series of `what` takes (None: any, it has one value)."""
+    if what == "energy":
+        return _ENERGIES
+    if what in ("load_multiplier", *_PER_MODE):
+        return ("norm",)  # no component: parse gives norm
+    if what in _ELEMENT:
+        names = _ELEMENT[what][1]
+        return (*names, "norm") if names else ("norm",)
+    return (*_COMPONENTS, "norm")
+
+
 def check_series(series: str, over: str | None = None) -> None:
     """CaseError for a series (and over) that no results file can give, found from the text
     alone: an unknown quantity, a set quantity without its set, `over` where it means
@@ -128,6 +142,9 @@ def check_series(series: str, over: str | None = None) -> None:
     what, comp, node_set, _ = parse(series.removeprefix("-"))
     if what not in KNOWN:
         raise CaseError(f"unknown series {series!r}; expected one of {', '.join(KNOWN)}")
+    names = _components_of(what)
+    if names is not None and comp not in names:
+        raise CaseError(f"unknown component {comp!r} of {what}; expected {', '.join(names)}")
     if what in _TOTALS or what == "local_displacement":
         if over is not None:
             raise CaseError(f"{what} is not a value of a set's nodes or elements: no over")
@@ -175,11 +192,7 @@ def read_series(path, series: str, over: str | None = None) -> tuple[np.ndarray,
             "reaction_force",
             "reaction_moment",
         ):
-            raise CaseError(
-                f"unknown series {series!r}; expected displacement, position, "
-                "local_displacement, reaction_force, reaction_moment, "
-                "linear_momentum, angular_momentum, energy, frequency or buckling_factor"
-            )
+            raise CaseError(f"unknown series {series!r}; expected one of {', '.join(KNOWN)}")
         if node_set is None:
             raise CaseError(f"series {series!r} needs a node set: {what}.{comp}@SET")
         nodes = _nodes(f, node_set)
