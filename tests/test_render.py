@@ -190,12 +190,30 @@ def _drawing(img: np.ndarray) -> np.ndarray:
     return img[int(0.08 * h) : int(0.85 * h)]
 
 
-def _near(img, colour, tol=0.1) -> int:
+def _chroma(colour) -> np.ndarray:
+    return np.asarray(colour, dtype=float) / max(colour)
+
+
+def _tolerance() -> float:
+    """Two thirds of the chroma distance from each end of viridis to the colour 10% along the
+    map: a pixel counted as an end colour is within the map's first or last tenth."""
+    from matplotlib import colormaps
+
+    m = colormaps["viridis"]
+    ends = [(m(0.0)[:3], m(0.1)[:3]), (m(1.0)[:3], m(0.9)[:3])]
+    return 2 / 3 * min(np.abs(_chroma(a) - _chroma(b)).max() for a, b in ends)
+
+
+TOL = _tolerance()
+
+
+def _near(img, colour, tol=TOL) -> int:
     """Pixels of the colour, whatever the light on them: those whose RGB over its largest
-    channel is the colour's within tol (shading scales a face's colour)."""
+    channel is the colour's within tol (shading scales a face's colour, and VTK's lights
+    change its chroma by up to 0.07)."""
     top = img.max(axis=2, keepdims=True)
     shade = img / np.maximum(top, 1)
-    target = np.asarray(colour) / max(colour)
+    target = _chroma(colour)
     return int(np.sum((np.abs(shade - target).max(axis=2) < tol) & (top[:, :, 0] > 40)))
 
 
@@ -386,12 +404,20 @@ def test_rods_and_plates_in_one_file(headless, tmp_path):
         "EI: [1, 1], rhoA: 1, rhoI: [1.0e-3, 1.0e-3]}",
     )
     out = _run(tmp_path, text, "both")
-    grey = np.array([211, 211, 211])
+
+    def greys(img) -> int:  # the NaN colour, lightgrey, lit: not white, not a map colour
+        mean = img.mean(axis=2)
+        return int(np.sum((np.ptp(img, axis=2) < 20) & (mean > 100) & (mean < 235)))
+
+    counts = {}
     for field in ("displacement", "moment.bending2", "membrane.N11"):
         img = _drawing(_image(render(out, tmp_path / f"{field}.png", field=field)))
         assert _near(img, VIRIDIS_LOW) + _near(img, VIRIDIS_HIGH) > 100, field
-        if field != "displacement":
-            assert _near(img, grey, tol=0.02) > 50, field
+        counts[field] = greys(img)
+    # the nodal field colours everything: its few grey-ish pixels are edges and anti-aliasing
+    # (1077 measured); grey plates (147244) or grey rods (9883) are many times more
+    assert counts["moment.bending2"] > 4 * counts["displacement"]
+    assert counts["membrane.N11"] > 4 * counts["displacement"]
 
 
 def test_a_picture_that_cannot_be_written_is_exit_4(runs, headless, tmp_path):

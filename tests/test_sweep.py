@@ -263,21 +263,33 @@ def test_runs_of_another_version_are_reused_but_flagged(tmp_path):
     assert "1 ran now" in rerun.output
 
 
+SLOW = CASE.replace(
+    "solver: {analysis: equilibrium}",
+    "solver: {analysis: equilibrium, equilibrium: {load_steps: 60}}",
+)
+
+
+def _sweeping(path: Path, workers: int, files: int, new_session: bool = False):
+    """`rodsim sweep` in a subprocess, once `files` results files are in its runs/ (or it
+    ended)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rodsim.cli", "sweep", str(path), "--workers", str(workers), "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=new_session,
+    )  # fmt: skip
+    runs = path.parent / "sweep_sweep" / "runs"
+    for _ in range(1200):
+        if len(list(runs.glob("*.h5"))) >= files or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    return proc
+
+
 def test_an_interrupted_sweep_resumes_without_redoing_finished_runs(tmp_path):
     """SIGTERM while the sweep runs (in one process): exit 143, the summary of what finished;
     run again, only the rest runs."""
-    slow = CASE.replace("solver: {analysis: equilibrium}", "solver: {analysis: equilibrium, "
-                        "equilibrium: {load_steps: 40}}")  # fmt: skip
-    path = _files(tmp_path, SWEEP, slow)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rodsim.cli", "sweep", str(path), "--workers", "1", "-q"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    runs = tmp_path / "sweep_sweep" / "runs"
-    for _ in range(1200):  # until two runs are done
-        if len(list(runs.glob("*.h5"))) >= 3 or proc.poll() is not None:
-            break
-        time.sleep(0.05)
+    path = _files(tmp_path, SWEEP, SLOW)
+    proc = _sweeping(path, 1, 3)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGTERM, err
@@ -353,7 +365,7 @@ def test_workers_and_dask_are_one_or_the_other():
         executors.make(dask="somewhere")
     pool = executors.LocalPool()
     try:
-        assert pool.workers == (os.cpu_count() or 1)
+        assert pool.workers == executors.cores() == len(os.sched_getaffinity(0))
     finally:
         pool.close()
 
@@ -490,12 +502,6 @@ def test_a_second_sweep_into_one_folder_is_refused(tmp_path):
     assert not list(folder.glob("runs/*.h5"))
 
 
-SLOW = CASE.replace(
-    "solver: {analysis: equilibrium}",
-    "solver: {analysis: equilibrium, equilibrium: {load_steps: 60}}",
-)
-
-
 def _children(pid: int) -> list[int]:
     """The pool's worker processes of a sweep (not multiprocessing's resource tracker)."""
     out = []
@@ -511,15 +517,8 @@ def test_sigterm_to_the_sweep_alone_stops_its_pool_promptly(tmp_path):
     """kill (or a batch system) signals the sweep's process only: the workers' runs stop, the
     queued ones do not start, the summary holds every run that completed."""
     path = _files(tmp_path, SWEEP, SLOW)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rodsim.cli", "sweep", str(path), "--workers", "2", "-q"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = _sweeping(path, 2, 3)
     runs = tmp_path / "sweep_sweep" / "runs"
-    for _ in range(1200):
-        if len(list(runs.glob("*.h5"))) >= 3 or proc.poll() is not None:
-            break
-        time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     signalled = time.perf_counter()
     _, err = proc.communicate(timeout=60)
@@ -540,15 +539,7 @@ def test_a_worker_killed_takes_no_other_run_with_it(tmp_path):
     """SIGKILL to one pool worker (out of memory, say): its run is tried once more on a new
     pool, and every run completes."""
     path = _files(tmp_path, SWEEP, SLOW)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rodsim.cli", "sweep", str(path), "--workers", "2", "-q"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    runs = tmp_path / "sweep_sweep" / "runs"
-    for _ in range(1200):
-        if len(list(runs.glob("*.h5"))) >= 2 or proc.poll() is not None:
-            break
-        time.sleep(0.05)
+    proc = _sweeping(path, 2, 2)
     workers = _children(proc.pid)
     assert workers, "no worker to kill"
     os.kill(workers[0], signal.SIGKILL)
@@ -594,15 +585,7 @@ def test_one_resolved_case_twice_is_one_run_and_two_lines(tmp_path):
 
 def test_ctrl_c_to_the_process_group_stops_the_pool_without_tracebacks(tmp_path):
     path = _files(tmp_path, SWEEP, SLOW)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rodsim.cli", "sweep", str(path), "--workers", "2", "-q"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
-    runs = tmp_path / "sweep_sweep" / "runs"
-    for _ in range(1200):
-        if len(list(runs.glob("*.h5"))) >= 3 or proc.poll() is not None:
-            break
-        time.sleep(0.05)
+    proc = _sweeping(path, 2, 3, new_session=True)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

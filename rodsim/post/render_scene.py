@@ -16,6 +16,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from rodsim.errors import CaseError
+from rodsim.post.csv_export import PER_POINT
 from rodsim.post.plots import COMPONENTS
 from rodsim.results_format import FRAME_DATASETS
 
@@ -174,8 +175,8 @@ def _family(group: str, size: str) -> dict:
     out = {}
     for d in FRAME_DATASETS:
         per_row = len(d.shape) == 1 or (len(d.shape) == 2 and isinstance(d.shape[1], int))
-        per_surface = d.path == "plates/von_mises"  # top, middle, bottom: not one value
-        if d.path.startswith(group) and d.shape[:1] == (size,) and per_row and not per_surface:
+        one_value = d.path not in PER_POINT  # not per recovery point or plate surface
+        if d.path.startswith(group) and d.shape[:1] == (size,) and per_row and one_value:
             width = d.shape[1] if len(d.shape) == 2 else 0
             known = COMPONENTS.get(d.path.removeprefix(group))
             xyz = ("x", "y", "z") if width == 3 else tuple(str(c + 1) for c in range(width))

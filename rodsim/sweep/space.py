@@ -20,8 +20,13 @@ LISTED = ("linspace", "logspace")  # values given in full
 SAMPLED = ("between", "log_between")  # ranges that random and lhs sample
 
 
+def is_real(value) -> bool:
+    """A finite int or float (not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _real(value, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if not is_real(value):
         raise CaseError(f"expected a finite number, got {value!r}", key=key)
     return float(value)
 

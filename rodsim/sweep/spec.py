@@ -15,7 +15,6 @@ was expected (exit 2).
 """
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +37,8 @@ KEYS = (
     "collect",
     "output",
 )
-# the summary's own columns: a collected number may not take their names
+# the summary's own columns, in its order (the parameters and collected numbers come after
+# the first two): a collected number may not take their names
 COLUMNS = ("run", "name", "status", "exit_code", "wall_time", "version", "reused", "outdated",
            "error")  # fmt: skip
 REDUCE = ("final", "at", "max", "min", "absmax", "mean", "band", "drift", "frequency", "crossing")
@@ -83,10 +83,6 @@ def _fail(file: Path, key: str, message: str) -> CaseError:
     return CaseError(message, file=str(file), key=key)
 
 
-def _real(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def assignment(key: str, value) -> str:
     """The --set assignment of a parameter value: JSON is YAML, and floats keep every digit."""
     return f"{key}={json.dumps(value)}"
@@ -121,13 +117,13 @@ def _collect(raw, file: Path) -> tuple:
         if over is not None and over not in OVER:
             raise _fail(file, f"{key}.over", f"expected one of {', '.join(OVER)}, got {over!r}")
         at = q.get("at")
-        if how in ("at", "crossing") and not _real(at):
+        if how in ("at", "crossing") and not space.is_real(at):
             raise _fail(file, f"{key}.at", f"reduce: {how} needs a number at, got {at!r}")
         if how not in ("at", "crossing") and at is not None:
             raise _fail(file, f"{key}.at", f"at is for reduce: at or crossing, not {how}")
         window = q.get("window", [0.0, None])
-        if not (isinstance(window, list) and len(window) == 2 and _real(window[0])
-                and (window[1] is None or _real(window[1]))):  # fmt: skip
+        if not (isinstance(window, list) and len(window) == 2 and space.is_real(window[0])
+                and (window[1] is None or space.is_real(window[1]))):  # fmt: skip
             raise _fail(file, f"{key}.window", f"expected [t_from, t_to or null], got {window!r}")
         end = float("inf") if window[1] is None else float(window[1])
         if not float(window[0]) < end:

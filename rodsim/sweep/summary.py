@@ -21,6 +21,7 @@ import numpy as np
 
 from rodsim import __version__
 from rodsim.errors import CaseError, ResourceError
+from rodsim.sweep.spec import COLUMNS
 
 KIND = "rodsim sweep summary"
 
@@ -32,8 +33,7 @@ def _number(value) -> bool:
 def table(sweep, jobs, records) -> tuple[list[str], list[list]]:
     """(header, rows) of the summary."""
     keys, names = list(sweep.parameters), [q.name for q in sweep.collect]
-    header = ["run", "name", *keys, *names, "status", "exit_code", "wall_time", "version",
-              "reused", "outdated", "error"]  # fmt: skip
+    header = [*COLUMNS[:2], *keys, *names, *COLUMNS[2:]]
     rows = []
     for run, job, r in zip(sweep.runs, jobs, records, strict=True):
         rows.append(
