@@ -30,6 +30,12 @@ KINDS = (
 # would read all entries of a frame as one tuple
 ATTRIBUTE = {1: "Scalar", 3: "Vector", 9: "Tensor"}
 HEADER = '<?xml version="1.0" ?>'
+# GEOMETRY_KEY. VTK's XDMF reader (vtkXdmfHeavyData) keys its cache of a grid's points by the
+# text of the first child of the geometry's DataItem. A hyperslab's first child is a DataItem
+# element, which has no text: the reader then prints "ERR| Cannot find DataItem element in
+# geometry xml, no caching possible" for every grid it reads, and reads on. A comment naming
+# the dataset and the frame, as that first child, is text that differs between frames: the
+# reader is quiet and its cache holds the right frame's points (the data are read as before).
 
 
 def _item(source: str, path: str, shape: tuple, number: str = "Float") -> str:
@@ -40,15 +46,17 @@ def _item(source: str, path: str, shape: tuple, number: str = "Float") -> str:
     )
 
 
-def _slab(source: str, path: str, k: int, n_frames: int, shape: tuple) -> str:
-    """Frame k of a per-frame dataset (F, *shape) as a hyperslab of shape `shape`."""
+def _slab(source: str, path: str, k: int, n_frames: int, shape: tuple, key: bool = False) -> str:
+    """Frame k of a per-frame dataset (F, *shape) as a hyperslab of shape `shape`; key: begin
+    it with a comment naming the dataset and frame (see GEOMETRY_KEY)."""
     rank = len(shape) + 1
     start = " ".join([str(k)] + ["0"] * len(shape))
     stride = " ".join(["1"] * rank)
     count = " ".join(["1", *map(str, shape)])
+    note = f"<!-- {path} frame {k} -->" if key else ""
     return (
         f'<DataItem ItemType="HyperSlab" Dimensions="{" ".join(map(str, shape))}" '
-        f'Type="HyperSlab">\n'
+        f'Type="HyperSlab">{note}\n'
         f'  <DataItem Dimensions="3 {rank}" Format="XML">{start} {stride} {count}</DataItem>\n'
         f"  {_item(source, path, (n_frames, *shape))}\n</DataItem>"
     )
@@ -110,7 +118,7 @@ def xdmf_text(f, source: str) -> str:
                 _item(source, mesh, conn, "Int"),
                 "</Topology>",
                 '<Geometry GeometryType="XYZ">',
-                _slab(source, "nodes/position", k, n, (n_nodes, 3)),
+                _slab(source, "nodes/position", k, n, (n_nodes, 3), key=True),
                 "</Geometry>",
             ]
             for field, path, shape in nodes:
