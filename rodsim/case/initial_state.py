@@ -1,5 +1,6 @@
 """Initial states beyond a rigid motion of the reference (docs/cases.md "Initial
-conditions"): velocity fields per node set and along a part (`initial.fields`), and a dynamic
+conditions"): velocity fields per node set and along a part (`initial.fields`), a deformed
+shape at rest (`initial.shape`, rodsim.case.initial_shape), and a dynamic
 run started from a frame of an earlier results file of the same mesh
 (`initial: {from: FILE, frame: K}`): its node positions,
 rotations (its current nodal frames, the rotation from its reference times its reference
@@ -19,8 +20,11 @@ KEY = "initial"
 
 
 def start_state(case, mesh):
-    """(x, rot, p, pi) (N,3), (N,3,3), (N,3), (N,3) of the case's `initial.from`, or None."""
+    """(x, rot, p, pi) (N,3), (N,3,3), (N,3), (N,3) of the case's `initial.from` or
+    `initial.shape` (at rest), or None."""
     init = case.settings.initial
+    if init.shape:
+        return _shape_state(case, mesh)
     if init.from_ is None:
         return None
     if case.settings.solver.analysis != "dynamic":
@@ -64,6 +68,29 @@ def start_state(case, mesh):
         np.array(frame.linear_momentum, dtype=float),
         np.array(frame.angular_momentum, dtype=float),
     )
+
+
+def _shape_state(case, mesh):
+    """The configuration of initial.shape at rest (rodsim.case.initial_shape)."""
+    # imported here: initial_shape measures its parts with arc_lengths of this module
+    from rodsim.case.initial_shape import configuration
+
+    if case.settings.solver.analysis != "dynamic":
+        raise CaseError(
+            "initial.shape starts a dynamic analysis from a deformed shape; an equilibrium, "
+            "modal or buckling analysis starts from the reference (its solver takes no other "
+            "start; an imperfection seeds a shape: docs/modal.md)",
+            key=f"{KEY}.shape",
+        )
+    imperfection = case.settings.imperfection
+    if imperfection is not None and imperfection.kind == "displacement":
+        raise CaseError(
+            "an initial displacement (imperfection kind: displacement) and initial.shape both "
+            "give the start: keep one",
+            key=f"{KEY}.shape",
+        )
+    x, rot = configuration(case, mesh)
+    return x, rot, np.zeros_like(x), np.zeros_like(x)
 
 
 def _restart_state(f, k: int):
