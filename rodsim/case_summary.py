@@ -10,7 +10,7 @@ from rodsim import estimates, resources, solvers
 from rodsim.case.settings import GravityLoad
 from rodsim.integrators.planning import split_steps
 from rodsim.model.forces import load_totals
-from rodsim.writers.frame import Frame
+from rodsim.writers.frame import Frame, written
 
 
 def _bound(value, auto: str) -> str:
@@ -142,8 +142,9 @@ def _count(n: int) -> str:
 
 def reaction_totals(frame: Frame):
     """(force, moment about the origin) (3,) each that the supports exert at a frame (its
-    nodes' reactions summed), or None where it has none."""
-    if frame.reaction_force is None or not np.any(frame.reaction_force):
+    nodes' reactions summed), or None where it has none (or output.fields left them out)."""
+    written_both = written(frame.reaction_force) and written(frame.reaction_moment)
+    if not written_both or not np.any(frame.reaction_force):
         return None
     force = frame.reaction_force.sum(axis=0)
     moment = (np.cross(frame.position, frame.reaction_force) + frame.reaction_moment).sum(axis=0)

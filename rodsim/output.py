@@ -13,10 +13,31 @@ from rodsim.lie.arrays import relative_quaternions
 from rodsim.model import forces
 from rodsim.model.prescribed import prescribed_velocities
 from rodsim.model.stress import stress_fields
-from rodsim.writers.frame import Frame
+from rodsim.results_format import FRAME_DATASETS
+from rodsim.writers.frame import Frame, Unwritten
+
+# the Frame fields of each choosable dataset (rodsim.results_format), by group of what
+# computes them: the element resultants (forces.fields), the stresses recovered from them
+# (rodsim.model.stress, which costs as much as a third of a short run) and the reactions
+_SOURCE = {d.path: d.source for d in FRAME_DATASETS if d.choosable}
+_RESULTANTS = ("rods/force", "rods/moment", "rods/strain", "rods/curvature")
+_RESULTANTS += ("plates/membrane", "plates/bending", "plates/shear")
+_STRESSES = tuple(p for p in _SOURCE if p.startswith(("rods/", "plates/")) and p not in _RESULTANTS)
+_REACTIONS = ("nodes/reaction_force", "nodes/reaction_moment")
 
 
-def _reactions(model, x, rot, t: float, vel=None, omega=None) -> dict:
+# the rod fields a Frame must have, when no resultant is computed (output.fields: _frame
+# makes them Unwritten)
+_SKIPPED = {"force": None, "moment": None, "strain": None, "curvature": None}
+
+
+def _wants(chosen, paths) -> bool:
+    return chosen is None or any(p in chosen for p in paths)
+
+
+def _reactions(model, x, rot, t: float, vel=None, omega=None, chosen=None) -> dict:
+    if not _wants(chosen, _REACTIONS):
+        return {}
     rf, rm = forces.reactions(model.terms, model.fixed, x, rot, t, vel, omega)
     return {"reaction_force": rf, "reaction_moment": rm}
 
@@ -27,19 +48,36 @@ def _rotations(model, rot) -> np.ndarray:
     return quat
 
 
-def _fields(model, x, rot, with_energy: bool = False) -> dict:
+def _fields(model, x, rot, with_energy: bool = False, chosen=None) -> dict:
     """The element fields of a state: resultants (rodsim.model.forces.fields) and the stresses
-    recovered from them (rodsim.model.stress), when the model has stress tables."""
+    recovered from them (rodsim.model.stress), when the model has stress tables; chosen: the
+    datasets output.fields keeps (rodsim.results_format.chosen_datasets; None: all): the
+    stresses are recovered only if one is kept, the resultants only if one of them or a
+    stress is (or the energy is wanted)."""
+    stresses = model.stress is not None and _wants(chosen, _STRESSES)
+    if not (with_energy or stresses or _wants(chosen, _RESULTANTS)):
+        return {}
     out = forces.fields(model.terms, x, rot, with_energy)
-    if model.stress is not None:
+    if stresses:
         out.update(stress_fields(model.stress, out))
     return out
 
 
-def dynamic_frame(run, dt: float) -> Frame:
+def _frame(chosen, **values) -> Frame:
+    """The Frame of values, those output.fields leaves out Unwritten (also where skipped)."""
+    if chosen is not None:
+        for path, source in _SOURCE.items():
+            if path not in chosen:
+                values[source] = Unwritten(path)
+    return Frame(**values)
+
+
+def dynamic_frame(run, dt: float, chosen=None) -> Frame:
     """The Frame of a running integration (rodsim.integrators.dynamics.Explicit or
     rodsim.integrators.implicit.Implicit): velocities from the momenta (prescribed nodes: the
-    velocity of their last step), energies and counters of the integration."""
+    velocity of their last step), energies and counters of the integration. chosen: the
+    datasets output.fields keeps (None: all); the others are Unwritten, and not computed
+    where that saves time (stresses, resultants, reactions)."""
     model, st = run.model, run.state
     n = model.n_nodes
     vel, omega = np.empty((n, 3)), np.empty((n, 3))
@@ -47,7 +85,8 @@ def dynamic_frame(run, dt: float) -> Frame:
     if model.prescribed.node.shape[0]:
         prescribed_velocities(model.prescribed, run.time, dt, vel, omega)  # of the last step
     diag = run.diagnostics()
-    return Frame(
+    return _frame(
+        chosen,
         time=run.time,
         position=st.x.copy(),
         rotation=_rotations(model, st.rot),
@@ -66,20 +105,24 @@ def dynamic_frame(run, dt: float) -> Frame:
         residual=getattr(run, "residual", math.nan),
         load_factor=1.0,
         total_time=run.time,
-        **_fields(model, st.x, st.rot),
-        **_reactions(model, st.x, st.rot, run.time, vel, omega),
+        **{**_SKIPPED, **_fields(model, st.x, st.rot, chosen=chosen)},
+        **_reactions(model, st.x, st.rot, run.time, vel, omega, chosen),
     )
 
 
-def static_frame(model, x, rot, load: float, step=None, lowest: float = math.nan) -> Frame:
+def static_frame(
+    model, x, rot, load: float, step=None, lowest: float = math.nan, chosen=None
+) -> Frame:
     """The Frame of an equilibrium state at load multiplier `load` (time = load, at rest);
     step: the rodsim.integrators.equilibrium.LoadStep that reached it (None: the reference);
-    lowest: the lowest eigenvalue of the tangent there (NaN: not computed)."""
+    lowest: the lowest eigenvalue of the tangent there (NaN: not computed); chosen: as for
+    dynamic_frame."""
     zeros = np.zeros((model.n_nodes, 3))
-    out = _fields(model, x, rot, with_energy=True)
+    out = _fields(model, x, rot, with_energy=True, chosen=chosen)
     internal = out.pop("energy")
     external = forces.external_potential(model.terms, x, rot, load)
-    return Frame(
+    return _frame(
+        chosen,
         time=load,
         position=x.copy(),
         rotation=_rotations(model, rot),
@@ -100,5 +143,5 @@ def static_frame(model, x, rot, load: float, step=None, lowest: float = math.nan
         load_factor=load,
         total_time=load,
         **out,
-        **_reactions(model, x, rot, load),
+        **_reactions(model, x, rot, load, chosen=chosen),
     )

@@ -19,12 +19,14 @@ from rodsim.results_reader import (
     RunStatus,
     frame_count,
     layout_version,
+    left_out,
     open_results,
     quaternion_matrices,
     read_frame,
     run_status,
+    unwritten,
 )
-from rodsim.writers.frame import Frame
+from rodsim.writers.frame import Frame, Unwritten
 
 # Frame fields that may be None (no plates; files of layout 1.0 without reactions)
 _OPTIONAL = {f.name for f in dataclasses.fields(Frame) if f.default is None}
@@ -72,7 +74,9 @@ class Results:
     of the reference-to-current rotation, reaction_force, reaction_moment (None in files
     that lack them). Per rod element (F,E,3), in the section frame: force, moment, strain,
     curvature. Per plate element, None without plates: plate_membrane, plate_bending (F,P,3),
-    plate_shear (F,P,2). Stresses (docs/stresses.md), None where the run has none: rod_stress
+    plate_shear (F,P,2). A quantity whose dataset the run's output.fields left out is an
+    rodsim.writers.frame.Unwritten: using it raises CaseError ("not written: add it to
+    output.fields"). Stresses (docs/stresses.md), None where the run has none: rod_stress
     (F,E,R,3), rod_von_mises (F,E,R), rod_von_mises_max, rod_utilisation (F,E); plate_stress
     (F,P,3,5), plate_von_mises (F,P,3), plate_von_mises_max, plate_utilisation (F,P). Per
     frame (F,): time (equilibrium: the load multiplier), kinetic,
@@ -162,8 +166,8 @@ class Results:
 
 
 def _item(values, k: int):
-    if values is None:
-        return None
+    if values is None or isinstance(values, Unwritten):
+        return values
     return float(values[k]) if values.ndim == 1 else values[k].copy()
 
 
@@ -250,7 +254,9 @@ def _stack(frames: list, sizes: dict) -> dict:
     out = {}
     for d in FRAME_DATASETS:
         values = [getattr(frame, d.source) for frame in frames]
-        if d.source in _OPTIONAL and (not values or values[0] is None):
+        if values and isinstance(values[0], Unwritten):  # output.fields left it out
+            out[d.source] = values[0]
+        elif d.source in _OPTIONAL and (not values or values[0] is None):
             out[d.source] = None
         elif values:
             out[d.source] = np.asarray(values, dtype=d.dtype)
@@ -275,6 +281,8 @@ def _read(f, d, n: int):
     None, or arrays with no rows (rod fields of a mesh without rods)."""
     if d.path in f:
         return f[d.path][:n]
+    if left_out(f, d):  # output.fields left it out: using it raises CaseError
+        return unwritten(f, d.path)
     if d.source in _BEFORE_STEPS:  # a file from before analysis steps: one step
         return _BEFORE_STEPS[d.source](f, n)
     if d.source in _OPTIONAL:

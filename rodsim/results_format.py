@@ -21,8 +21,9 @@ LAYOUT = 1
 # 1: layout_minor itself and a description on every mesh dataset; 2: the run status
 # attributes and solver/off_schedule; 3: the units attribute; 4: stresses, modes, buckling;
 # 5: analysis steps (step, load_factor, total_time) and the restart/ group; 6: what rodsim render
-# draws (mesh/rod_frames, mesh/section_outline, mesh/plate_thickness)
-LAYOUT_MINOR = 6
+# draws (mesh/rod_frames, mesh/section_outline, mesh/plate_thickness); 7: output.fields (the
+# `fields` attribute; the datasets it leaves out are absent)
+LAYOUT_MINOR = 7
 
 # when a dataset is in the file
 ALWAYS = "always"
@@ -32,6 +33,14 @@ ROD_STRESS = "rod stresses"  # rods, and sections with a shape (R > 0 recovery p
 POINT_STRESS = "point stresses"  # rod stresses, and output.stresses: points
 
 SETS = "mesh/sets"  # one dataset per node set, named after the set
+
+# output.fields (docs/results.md, "Choosing the datasets"): the per-frame datasets of these
+# groups may be left out, all but the nodes' positions and rotations (the motion itself, which
+# every reader and the ParaView series draw). What else a frame holds (time, steps, energies,
+# solver counters, total momenta) is a few scalars and always written.
+CHOOSABLE_GROUPS = ("nodes", "rods", "plates")
+ALWAYS_WRITTEN = ("nodes/position", "nodes/rotation")
+FIELDS_ATTR = "fields"  # file attribute: the choosable datasets the run chose (layout 1.7)
 
 
 class Dataset(NamedTuple):
@@ -66,6 +75,12 @@ class Dataset(NamedTuple):
     @property
     def per_frame(self) -> bool:
         return not self.path.startswith("mesh/")
+
+    @property
+    def choosable(self) -> bool:
+        """Whether output.fields may leave it out (CHOOSABLE_GROUPS)."""
+        group = self.path.partition("/")[0]
+        return self.per_frame and group in CHOOSABLE_GROUPS and self.path not in ALWAYS_WRITTEN
 
     @property
     def may_be_absent(self) -> bool:
@@ -486,6 +501,36 @@ MESH_DATASETS = tuple(d for d in DATASETS if not d.per_frame)
 FRAME_DATASETS = tuple(d for d in DATASETS if d.per_frame)
 
 
+CHOOSABLE = tuple(d.path for d in FRAME_DATASETS if d.choosable)
+# the names output.fields takes: each choosable dataset, and GROUP/* for all of a group's
+FIELD_NAMES = CHOOSABLE + tuple(f"{g}/*" for g in CHOOSABLE_GROUPS)
+
+
+def chosen_datasets(names) -> frozenset:
+    """The choosable dataset paths that output.fields names (GROUP/* expanded); names None
+    (the key not given): every one of them."""
+    if names is None:
+        return frozenset(CHOOSABLE)
+    out = set()
+    for name in names:
+        group = name.removesuffix("/*") + "/" if name.endswith("/*") else None
+        out.update(p for p in CHOOSABLE if p == name or (group and p.startswith(group)))
+    return frozenset(out)
+
+
+def is_chosen(d: Dataset, chosen: frozenset | None) -> bool:
+    """Whether output.fields keeps dataset d (chosen: chosen_datasets; None: everything)."""
+    return not d.choosable or chosen is None or d.path in chosen
+
+
+def written_fields(f) -> frozenset | None:
+    """The choosable datasets a results file's run chose (its `fields` attribute), or None
+    for a file from before output.fields (layout < 1.7), whose run wrote all it had."""
+    if FIELDS_ATTR not in f.attrs:
+        return None
+    return frozenset(x.decode() if isinstance(x, bytes) else str(x) for x in f.attrs[FIELDS_ATTR])
+
+
 def is_present(d: Dataset, mesh: Mesh) -> bool:
     stress = mesh.n_elements > 0 and mesh.stress_points.shape[1] > 0
     return {
@@ -546,6 +591,7 @@ def markdown_table() -> str:
             else " (files of layout 1.0 may lack it)"
         )
         present = _PRESENT_TEXT[d.present] + (lack if d.optional else "")
+        present += ", if `output.fields` keeps it" if d.choosable else ""
         path = d.path.replace("{name}", "<set>")
         rows.append(
             f"| `{path}` | {_shape_text(d)} | {kind} | {d.units} | {present} | {d.description} |"

@@ -12,8 +12,14 @@ import h5py
 import numpy as np
 
 from rodsim.errors import CaseError
-from rodsim.results_format import DATASETS, FRAME_DATASETS, Dataset, concrete_shape
-from rodsim.writers.frame import Frame
+from rodsim.results_format import (
+    DATASETS,
+    FRAME_DATASETS,
+    Dataset,
+    concrete_shape,
+    written_fields,
+)
+from rodsim.writers.frame import Frame, Unwritten
 
 
 class Adapter(NamedTuple):
@@ -39,7 +45,37 @@ def quaternion_matrices(q: np.ndarray) -> np.ndarray:
 
 
 def missing_v1(f: h5py.File) -> list:
-    return [d.container for d in DATASETS if not d.may_be_absent and d.container not in f]
+    return [
+        d.container
+        for d in DATASETS
+        if not d.may_be_absent and d.container not in f and not left_out(f, d)
+    ]
+
+
+def left_out(f: h5py.File, d: Dataset) -> bool:
+    """Whether the run that wrote f left dataset d out by output.fields (layout 1.7)."""
+    chosen = written_fields(f)
+    return d.choosable and chosen is not None and d.path not in chosen
+
+
+def unwritten(f: h5py.File, path: str) -> Unwritten:
+    """The stand-in for a dataset of f that output.fields left out (any use: CaseError)."""
+    return Unwritten(path, str(f.filename))
+
+
+def not_written(f: h5py.File, path: str) -> bool:
+    """Whether the per-frame dataset at path is absent from f because output.fields left it
+    out (not because the model has none)."""
+    d = next((d for d in FRAME_DATASETS if d.path == path), None)
+    return path not in f and d is not None and left_out(f, d)
+
+
+def dataset(f: h5py.File, path: str) -> h5py.Dataset:
+    """f[path]; CaseError naming the file where output.fields left the dataset out ("not
+    written: add it to output.fields"), KeyError as h5py's where it is absent otherwise."""
+    if not_written(f, path):
+        raise unwritten(f, path).error()
+    return f[path]
 
 
 def count_v1(f: h5py.File) -> int:
@@ -63,6 +99,8 @@ def _absent(d: Dataset):
 
 
 def _value_v1(f: h5py.File, d: Dataset, k: int):
+    if d.path not in f and left_out(f, d):
+        return unwritten(f, d.path)
     if d.may_be_absent and d.path not in f:
         return _absent(d)
     value = f[d.path][k]

@@ -27,16 +27,20 @@ import numpy as np
 
 from rodsim import __version__, restart
 from rodsim import results_storage as storage
-from rodsim.errors import ResourceError
+from rodsim.errors import CaseError, ResourceError
 from rodsim.integrators.modal import Buckling
 from rodsim.mesh.assemble import Mesh
 from rodsim.results_format import (
+    CHOOSABLE,
+    FIELDS_ATTR,
     FRAME_DATASETS,
     LAYOUT,
     LAYOUT_MINOR,
     MESH_DATASETS,
+    is_chosen,
     is_present,
     sizes_of,
+    written_fields,
 )
 from rodsim.writers.frame import Frame, share
 
@@ -85,6 +89,13 @@ def _write_mesh(f: h5py.File, mesh: Mesh) -> None:
                 ds.attrs["names"] = list(getattr(mesh, d.names))
 
 
+def frame_datasets(mesh: Mesh, chosen: frozenset | None = None) -> list:
+    """(Dataset, bytes per frame) of the per-frame datasets a run writes: those of the mesh
+    (rodsim.results_storage.frame_layout) that output.fields keeps (chosen:
+    rodsim.results_format.chosen_datasets; None: all)."""
+    return [(d, b) for d, b in storage.frame_layout(mesh) if is_chosen(d, chosen)]
+
+
 def _is_complete(path: Path) -> bool:
     """Whether path is a results file whose run completed (or from before run status)."""
     try:
@@ -120,6 +131,7 @@ class ResultsWriter:
         expected_frames: int | None = None,
         compression: str = "none",
         resume: tuple[int, int] | None = None,
+        fields: frozenset | None = None,
     ):
         self.path = Path(path)
         self.previous = previous_path(self.path)
@@ -138,14 +150,17 @@ class ResultsWriter:
         os.close(fd)
         share(tmp)
         self.tmp = Path(tmp)
+        # the choosable datasets the run writes (output.fields), recorded in the file
+        self.fields = frozenset(CHOOSABLE) if fields is None else frozenset(fields)
         if resume is not None:
             self._resume(*resume, case_text, overrides, extra_attrs, end_requested)
             return
         try:
             sizes = sizes_of(mesh)
+            layout = frame_datasets(mesh, self.fields)
             chunk_bytes = max(
                 storage.chunk_frames(b, expected_frames, storage.is_compressed(b, compression)) * b
-                for _, b in storage.frame_layout(mesh)
+                for _, b in layout
             )
             f = self.file = storage.crash_safe_file(self.tmp, chunk_bytes)
             f.attrs["rodsim_version"] = __version__
@@ -162,12 +177,13 @@ class ResultsWriter:
             f.attrs["finished"] = ""
             f.attrs["host"] = socket.gethostname()
             f.attrs["pid"] = os.getpid()
+            f.attrs[FIELDS_ATTR] = [p for p in CHOOSABLE if p in self.fields]  # table order
             for k, v in (extra_attrs or {}).items():
                 f.attrs[k] = v
             _write_mesh(f, mesh)
             self.datasets = {
                 d: storage.create_frame_dataset(f, d, sizes, expected_frames, compression)
-                for d, _ in storage.frame_layout(mesh)
+                for d, _ in layout
             }
             self.appenders = {d: storage.Appender(ds) for d, ds in self.datasets.items()}
             storage.reserve(f, storage.bytes_for_frame(self.appenders.values(), 0))
@@ -190,6 +206,7 @@ class ResultsWriter:
         try:
             shutil.copyfile(self.path, self.tmp)
             with h5py.File(self.tmp, "r", locking=False) as f:
+                self._same_fields(written_fields(f))
                 chunk_bytes = max(
                     (
                         f[d.path].dtype.itemsize * int(np.prod(f[d.path].chunks))
@@ -230,6 +247,24 @@ class ResultsWriter:
                 f"cannot continue the results file: {exc.strerror or exc}", file=str(self.path)
             ) from None
         self.frames = keep
+
+    def _same_fields(self, before: frozenset | None) -> None:
+        """A restart appends to the datasets the file has: CaseError unless output.fields
+        keeps the same ones (a file from before output.fields has them all)."""
+        before = frozenset(CHOOSABLE) if before is None else before
+        if before != self.fields:
+            added, dropped = sorted(self.fields - before), sorted(before - self.fields)
+            change = "; ".join(
+                f"{what} {', '.join(names)}"
+                for what, names in (("adds", added), ("leaves out", dropped))
+                if names
+            )
+            raise CaseError(
+                f"output.fields differs from the run being continued ({change}): a restart "
+                "writes the datasets its file has; give the fields of that run",
+                file=str(self.path),
+                key="output.fields",
+            )
 
     def _abandon(self) -> None:
         try:

@@ -28,6 +28,7 @@ from rodsim.errors import (
 )
 from rodsim.integrators.planning import Plan, plan
 from rodsim.restart import steps_taken
+from rodsim.results_format import chosen_datasets
 from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter
 from rodsim.writers.frame import Frame
 from rodsim.writers.mode_series import write_mode_series
@@ -244,6 +245,7 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch, resume) 
             expected_frames=n_frames,
             compression=case.settings.output.compression,
             resume=None if resume is None else (keep, resume.step),
+            fields=chosen_datasets(case.settings.output.fields),
         )
     series = None
     last, status, detail, error = None, COMPLETE, "", None

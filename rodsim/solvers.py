@@ -20,6 +20,7 @@ from rodsim.interrupts import StopRequested
 from rodsim.model import forces
 from rodsim.output import dynamic_frame, static_frame
 from rodsim.registry import Registry
+from rodsim.results_format import chosen_datasets
 
 log = logging.getLogger(__name__)
 
@@ -141,12 +142,13 @@ def _dynamic_frames(prep, progress, stop, begin=None, resume=False):
     (rodsim.restart) to start from; resume: it is this analysis' own (continue it, its frame
     written already), else the state a step before left (start from it at t = 0)."""
     p = prep.plan
+    chosen = chosen_datasets(prep.case.settings.output.fields)  # what the frames compute
     kind = SOLVERS[p.kind]
     run = kind.start(prep, begin if resume else _handed(begin))
     if resume:
         p = resumed_plan(p, begin)
     else:
-        yield _dynamic_record(run, p)
+        yield _dynamic_record(run, p, chosen)
     chunk, written = 1, run.time
     if getattr(run, "control", None) is not None:
         run.stop = stop  # adaptive steps: a frame interval may hold many steps
@@ -158,7 +160,7 @@ def _dynamic_frames(prep, progress, stop, begin=None, resume=False):
         while run.step < target:
             if stop():
                 if run.time != written:
-                    yield dataclasses.replace(_dynamic_record(run, p), off_schedule=1)
+                    yield dataclasses.replace(_dynamic_record(run, p, chosen), off_schedule=1)
                 return
             n = min(chunk, target - run.step)
             started = wallclock.perf_counter()
@@ -166,7 +168,7 @@ def _dynamic_frames(prep, progress, stop, begin=None, resume=False):
             chunk = next_chunk(n, wallclock.perf_counter() - started)
             if progress:
                 progress(run.time, run.step, p.n_steps)
-        yield _dynamic_record(run, p)
+        yield _dynamic_record(run, p, chosen)
         written = run.time
 
 
@@ -175,12 +177,12 @@ def _handed(begin):
     return None if begin is None else begin._replace(kind="handed")
 
 
-def _dynamic_record(run, p):
+def _dynamic_record(run, p, chosen=None):
     """The frame of a running integration with its restart state."""
     state = restart.of_dynamic(run, p.kind, p.steps_per_frame)
     control = getattr(run, "control", None)
     dt = p.dt if control is None else control.h_last or control.h  # adaptive: the last step
-    return dataclasses.replace(dynamic_frame(run, dt), restart=state)
+    return dataclasses.replace(dynamic_frame(run, dt, chosen), restart=state)
 
 
 def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None):

@@ -18,7 +18,7 @@ from rodsim.case.schema import Field, MapOf, Number, Record, Text, fail, render,
 from rodsim.errors import CaseError
 
 KEY = "steps"
-CASE_OUTPUT = ("vtk", "compression")  # the case's only: one file, one series
+CASE_OUTPUT = ("vtk", "compression", "fields")  # the case's only: one file, one series
 EXCLUSIVE = {"every": "interval", "interval": "every"}  # output keys: one replaces the other
 
 

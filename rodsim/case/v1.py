@@ -43,6 +43,7 @@ from rodsim.case.sections import SECTION
 from rodsim.case.steps import step_record
 from rodsim.model.rayleigh import rayleigh
 from rodsim.registry import Registry
+from rodsim.results_format import FIELD_NAMES
 
 __all__ = ["CASE", "DOFS", "declared_units"]
 
@@ -447,6 +448,28 @@ class Compression:
         raise fail(path, f"expected {self.expected()}, got {show(value)}")
 
 
+def _unique_fields(names: tuple, path: Path) -> None:
+    """output.fields names each dataset once (a repeat is most likely a typo for another)."""
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise fail((*path, i), f"{name} is listed twice")
+
+
+# the per-point rod stresses, which only output.stresses: points computes
+POINT_STRESS_FIELDS = ("rods/stress", "rods/von_mises")
+
+
+def _point_stress_fields(values: dict, path: Path) -> None:
+    """A per-point rod stress in output.fields needs output.stresses: points."""
+    for name in values.get("fields") or ():
+        if name in POINT_STRESS_FIELDS and values.get("stresses") != "points":
+            raise fail(
+                (*path, "fields"),
+                f"{name} is written with output.stresses: points only (it is "
+                f"{values.get('stresses')}): set it, or leave {name} out",
+            )
+
+
 OUTPUT = Record(
     (
         Field("every", COUNT, "steps between frames", optional=True),
@@ -471,8 +494,17 @@ OUTPUT = Record(
             "utilisation of each element; points, also the stress at every recovery point",
             default="max",
         ),
+        Field(
+            "fields",
+            ListOf(Text(choices=FIELD_NAMES), rule=_unique_fields),
+            "the per-frame datasets written besides those always written (nodes/position, "
+            "nodes/rotation, time, energies, momenta, solver counters): dataset names of "
+            "docs/results.md, or nodes/*, rods/*, plates/* for a group's; [] for none. "
+            "Stresses left out are not computed (default: every dataset; docs/results.md)",
+            optional=True,
+        ),
     ),
-    rules=(at_most_one("every", "interval"),),
+    rules=(at_most_one("every", "interval"), _point_stress_fields),
     into=settings.Output,
 )
 

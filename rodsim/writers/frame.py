@@ -5,6 +5,58 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rodsim.errors import CaseError
+
+
+class Unwritten:
+    """Stands for a dataset the run did not write because `output.fields` (docs/results.md)
+    left it out: in a Frame, in rodsim.results.Results and in frames read back from a file.
+    Any use of its values (indexing, numpy, arithmetic, attributes such as shape) raises a
+    CaseError saying so, rather than a TypeError about None far from the cause."""
+
+    __slots__ = ("dataset", "file")
+
+    def __init__(self, dataset: str, file: str | None = None):
+        object.__setattr__(self, "dataset", dataset)
+        object.__setattr__(self, "file", file)
+
+    def error(self) -> CaseError:
+        return CaseError(
+            f"{self.dataset} not written: add it to output.fields and run the case again "
+            "(docs/results.md)",
+            file=self.file,
+        )
+
+    def _refuse(self, *args, **kwargs):
+        raise self.error()
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # copy, pickle and numpy probe dunders: a plain miss
+            raise AttributeError(name)
+        raise self.error()
+
+    def __repr__(self) -> str:
+        return f"Unwritten({self.dataset!r})"
+
+    def __reduce__(self):
+        return Unwritten, (self.dataset, self.file)
+
+    __array_ufunc__ = None  # numpy defers to the operators below, which refuse
+
+
+for _name in (
+    "__getitem__ __iter__ __len__ __array__ __bool__ __float__ __neg__ __abs__ __add__ __radd__ "
+    "__sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __pow__ __matmul__ __rmatmul__ "
+    "__lt__ __le__ __gt__ __ge__"
+).split():
+    setattr(Unwritten, _name, Unwritten._refuse)
+
+
+def written(value) -> bool:
+    """Whether a Frame or Results value holds data: not None (the model has none) and not
+    Unwritten (output.fields left it out)."""
+    return value is not None and not isinstance(value, Unwritten)
+
 
 @dataclass(frozen=True)
 class Frame:
@@ -29,7 +81,8 @@ class Frame:
     step: the analysis step (0-based, docs/steps.md); load_factor: the multiplier of the
     step's loads (equilibrium: the load multiplier, dynamic: 1); total_time: the time since
     the start of the first step (an equilibrium step counts 1, a modal step 0); restart: the
-    raw solver state of the frame (rodsim.restart), not a dataset of its own.
+    raw solver state of the frame (rodsim.restart), not a dataset of its own. A field whose
+    dataset `output.fields` leaves out holds an Unwritten (any use raises CaseError).
     """
 
     time: float

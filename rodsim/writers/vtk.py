@@ -7,9 +7,10 @@ file. Point data: displacement, velocity, angular_velocity, reaction_force, reac
 d1, d2, d3. Cell data: rods force, moment (section frame), strain, curvature; plates
 membrane, bending, shear (element basis); both: von_mises_max, utilisation (docs/stresses.md;
 NaN where no stress is recovered). Every cell array covers all cells (zeros on the cells of
-the other kind), so ParaView shows one array per name. The .pvd index is rewritten
-atomically at most once a second and at the end, so an interrupted run leaves a series
-ParaView can open.
+the other kind), so ParaView shows one array per name. An array whose dataset
+`output.fields` leaves out (an Unwritten in the Frame) is not in the series either. The
+.pvd index is rewritten atomically at most once a second and at the end, so an interrupted
+run leaves a series ParaView can open.
 """
 
 import errno
@@ -25,7 +26,7 @@ import meshio
 import numpy as np
 
 from rodsim.errors import ResourceError
-from rodsim.writers.frame import Frame, share
+from rodsim.writers.frame import Frame, Unwritten, share
 
 log = logging.getLogger(__name__)
 
@@ -64,14 +65,21 @@ def _cell_data(frame: Frame, n_rods: int, n_plates: int, blocks: list) -> dict:
     """name -> per-block arrays; each field on its own cells, zeros of its width elsewhere."""
     out = {}
     for name, width in ROD_CELL_DATA.items():
+        if isinstance(getattr(frame, name), Unwritten):
+            continue
         rods = _or_zeros(getattr(frame, name), np.zeros((n_rods, width)))
         out[name] = np.concatenate([rods, np.zeros((n_plates, width))]) if n_plates else rods
     for name, width in PLATE_CELL_DATA.items():
+        if isinstance(getattr(frame, f"plate_{name}"), Unwritten):
+            continue
         plates = _or_zeros(getattr(frame, f"plate_{name}"), np.zeros((n_plates, width)))
         if n_plates:
             out[name] = np.concatenate([np.zeros((n_rods, width)), plates])
     for name in STRESS_CELL_DATA:  # rods and plates in one array, NaN where not recovered
-        rods, plates = getattr(frame, f"rod_{name}"), getattr(frame, f"plate_{name}")
+        rods, plates = (
+            None if isinstance(v, Unwritten) else v
+            for v in (getattr(frame, f"rod_{name}"), getattr(frame, f"plate_{name}"))
+        )
         if rods is None and plates is None:
             continue
         rods = np.full(n_rods, np.nan) if rods is None else rods
@@ -264,6 +272,7 @@ class SeriesWriter:
             "d2": np.ascontiguousarray(d[:, :, 1]),
             "d3": np.ascontiguousarray(d[:, :, 2]),
         }
+        point_data = {k: v for k, v in point_data.items() if not isinstance(v, Unwritten)}
         cell_data = _cell_data(frame, self.n_rods, self.n_plates, self.cells)
         mesh = meshio.Mesh(frame.position, self.cells, point_data=point_data, cell_data=cell_data)
         tmp = self.folder / f".{name}.partial"
