@@ -269,7 +269,11 @@ def _part_tree(mesh, name: str, key: str) -> tuple[np.ndarray, Tree]:
 
 def _tangents(y: np.ndarray, tree: Tree, key: str = KEY) -> np.ndarray:
     """(N,3) unit tangents of positions y at the part's nodes: the normalised sum of the
-    unit chords of the node's elements, each oriented along s (zero off the part)."""
+    unit chords of the node's elements, each oriented along s; at an end (one element, unit
+    chord c, its other node's tangent t) the mirror image of t in c, 2 (c.t) c - t, so that
+    the chord bisects the element's two tangents as inside (exact on a circle, where a
+    node's own chord would leave the end element sheared by a quarter of its angle). Zero
+    off the part."""
     chord = y[tree.elements[:, 1]] - y[tree.elements[:, 0]]
     length = np.linalg.norm(chord, axis=1)
     if np.any(length == 0.0):
@@ -284,6 +288,12 @@ def _tangents(y: np.ndarray, tree: Tree, key: str = KEY) -> np.ndarray:
         a = int(tree.order[int(np.argmin(norm))])
         raise CaseError(f"the shape folds back on itself at node {a} (a hairpin)", key=key)
     t[tree.order] /= norm[:, None]
+    degree = np.bincount(tree.elements.ravel(), minlength=len(y))
+    for end, other in ((0, 1), (1, 0)):
+        # an element whose both nodes are ends (a part of one element) keeps its chord
+        at = (degree[tree.elements[:, end]] == 1) & (degree[tree.elements[:, other]] > 1)
+        c, near = unit[at], t[tree.elements[at, other]]
+        t[tree.elements[at, end]] = 2.0 * np.einsum("ki,ki->k", c, near)[:, None] * c - near
     return t
 
 
