@@ -16,7 +16,13 @@ for Engineering Students*, 4th ed., ch. 17-18; Timoshenko & Gere, sec. 6.8-6.9):
   walls across the force).
 
 The recovery points are on both faces of every wall, m per wall and face, at the ends and m - 2
-points between (normal stress at the face, shear stress of the midline).
+points between (normal stress at the face, shear stress of the midline). A face runs to where
+it meets the profile's boundary, not to the midline's end: at a junction the outer face goes on
+by half the other wall's thickness (to the outer corner, the heel of an angle, the corner of a
+box, the back of a channel) and the inner face stops half of it short (at the root). So every
+corner of the profile is a recovery point, and as the normal stress is linear over the section
+its largest value, at a corner, is found exactly. A face point beyond its midline's end takes
+the shear flow of that end.
 """
 
 import math
@@ -29,12 +35,32 @@ from rodsim.model.section_geometry import Boundary, ShapeProperties
 
 class Wall(NamedTuple):
     """A midline segment from p0 to p1 (section coordinates) of thickness t; feeds: the walls
-    whose end flows enter at p0 (open profiles)."""
+    whose end flows enter at p0 (open profiles). left, right: how far the face on the left of
+    the direction p0 -> p1 (side +n, n = u turned +90 degrees) and the face on its right go on
+    beyond p0 and p1, as (at p0, at p1): +t'/2 where an outer face turns round a corner into a
+    wall of thickness t', -t'/2 where an inner face meets one, 0 at a free end."""
 
     p0: tuple
     p1: tuple
     t: float
     feeds: tuple = ()
+    left: tuple = (0.0, 0.0)
+    right: tuple = (0.0, 0.0)
+
+
+class Faces(NamedTuple):
+    """Face points of a set of walls (K of them): x (K,2) on the faces; mid (K,2) the midline
+    point their shear flow is taken at (the face point's foot, clipped to the wall's ends);
+    u (K,2) the wall's direction; q2, q3 (K,) the open-profile flows per unit V2, V3 there;
+    side (K,) +1 on the left face, -1 on the right; t (K,) the wall's thickness."""
+
+    x: np.ndarray
+    mid: np.ndarray
+    u: np.ndarray
+    q2: np.ndarray
+    q3: np.ndarray
+    side: np.ndarray
+    t: np.ndarray
 
 
 def _rectangles(rects) -> tuple[float, np.ndarray, np.ndarray]:
@@ -53,32 +79,45 @@ def _rectangles(rects) -> tuple[float, np.ndarray, np.ndarray]:
     return area, g, np.array([i_zz, i_yy, i_yz])
 
 
-def _samples(walls, m: int, area: float, i2: float, i3: float, j: float, closed=None):
-    """Boundary of the walls: m points per wall on each face; closed: A_m of a box (Bredt)."""
-    xs, cts, cv2s, cv3s = [], [], [], []
+def _faces(walls, m: int, i2: float, i3: float) -> Faces:
+    """m points on each face of every wall, from end to end of the face (Wall.left, right),
+    left face first; the open-profile shear flows integrated from the free ends."""
+    parts = []
     end_flow = {}  # wall -> (q of unit V2, q of unit V3) at its end
     for k, w in enumerate(walls):
         p0, p1 = np.asarray(w.p0, float), np.asarray(w.p1, float)
         length = float(np.linalg.norm(p1 - p0))
         u = (p1 - p0) / length
         n = np.array([-u[1], u[0]])
-        s = np.linspace(0.0, length, m)
-        mid = p0 + np.outer(s, u)
         q_in = np.sum([end_flow[f] for f in w.feeds], axis=0) if w.feeds else np.zeros(2)
-        # int_0^s x t ds along the wall, x linear in s
-        first = w.t * (p0[None, :] * s[:, None] + 0.5 * u[None, :] * s[:, None] ** 2)
-        q2 = q_in[0] - first[:, 0] / i3
-        q3 = q_in[1] - first[:, 1] / i2
-        end_flow[k] = np.array([q2[-1], q3[-1]])
-        for side in (1.0, -1.0):
-            xs.append(mid + side * 0.5 * w.t * n)
-            if closed is None:  # open: Saint-Venant strips, opposite on the two faces
-                cts.append(np.tile(-side * w.t / j * u, (m, 1)))
-            else:  # Bredt: counter-clockwise (walls go counter-clockwise), both faces
-                cts.append(np.tile(u / (2.0 * closed * w.t), (m, 1)))
-            cv2s.append((q2 / w.t)[:, None] * u)
-            cv3s.append((q3 / w.t)[:, None] * u)
-    return Boundary(*(np.concatenate(a) for a in (xs, cts, cv2s, cv3s)))
+        for side, (ext0, ext1) in ((1.0, w.left), (-1.0, w.right)):
+            along = np.linspace(-ext0, length + ext1, m)
+            s = np.clip(along, 0.0, length)
+            mid = p0 + np.outer(s, u)
+            # int_0^s x t ds along the wall, x linear in s
+            first = w.t * (p0[None, :] * s[:, None] + 0.5 * u[None, :] * s[:, None] ** 2)
+            parts.append(
+                (
+                    p0 + np.outer(along, u) + side * 0.5 * w.t * n,
+                    mid,
+                    np.tile(u, (m, 1)),
+                    q_in[0] - first[:, 0] / i3,
+                    q_in[1] - first[:, 1] / i2,
+                    np.full(m, side),
+                    np.full(m, w.t),
+                )
+            )
+        total = w.t * (p0 * length + 0.5 * u * length**2)
+        end_flow[k] = q_in - np.array([total[0] / i3, total[1] / i2])
+    return Faces(*(np.concatenate(a) for a in zip(*parts, strict=True)))
+
+
+def _samples(walls, m: int, i2: float, i3: float, j: float) -> Boundary:
+    """Boundary of an open profile's walls: m points per wall on each face; torsion in
+    Saint-Venant strips, opposite on the two faces."""
+    f = _faces(walls, m, i2, i3)
+    c_t = (-f.side * f.t / j)[:, None] * f.u
+    return Boundary(f.x, c_t, (f.q2 / f.t)[:, None] * f.u, (f.q3 / f.t)[:, None] * f.u)
 
 
 # --- I/H ---------------------------------------------------------------------------------------
@@ -101,12 +140,13 @@ def _i_parts(size):
     web = area - 2 * b * tf + tw * tf  # shear area along the web (EN 1993-1-1, 6.2.6, r = 0)
     flanges = 5.0 / 6.0 * 2 * b * tf  # two rectangles along d2
     props = ShapeProperties("i_section", area, i2, i3, j, k2=flanges / area, k3=web / area)
+    root, flange = (0.0, -tw / 2), (-tf / 2, -tf / 2)  # inner faces stop at the other wall
     walls = [
-        Wall((-b / 2, d / 2), (0.0, d / 2), tf),  # top flange, from the tips to the web
-        Wall((b / 2, d / 2), (0.0, d / 2), tf),
-        Wall((0.0, d / 2), (0.0, -d / 2), tw, feeds=(0, 1)),  # web, downwards
-        Wall((-b / 2, -d / 2), (0.0, -d / 2), tf),  # bottom flange, from the tips
-        Wall((b / 2, -d / 2), (0.0, -d / 2), tf),
+        Wall((-b / 2, d / 2), (0.0, d / 2), tf, right=root),  # top flange, tips to the web
+        Wall((b / 2, d / 2), (0.0, d / 2), tf, left=root),
+        Wall((0.0, d / 2), (0.0, -d / 2), tw, feeds=(0, 1), left=flange, right=flange),  # web
+        Wall((-b / 2, -d / 2), (0.0, -d / 2), tf, left=root),  # bottom flange, from the tips
+        Wall((b / 2, -d / 2), (0.0, -d / 2), tf, right=root),
     ]
     return props, walls
 
@@ -120,7 +160,7 @@ def i_section_properties(size) -> ShapeProperties:
 
 def i_section_boundary(size, m: int) -> Boundary:
     props, walls = _i_parts(size)
-    return _samples(walls, m, props.area, props.I2, props.I3, props.J)
+    return _samples(walls, m, props.I2, props.I3, props.J)
 
 
 # --- channel -----------------------------------------------------------------------------------
@@ -144,10 +184,15 @@ def _channel_parts(size):
         "channel", area, i2, i3, j, k2=5.0 / 6.0 * 2 * b * tf / area, k3=web / area
     )
     xw = y + tw / 2  # the web's midline
+    # the flanges' outer faces go on to the web's back (x2 = y), their inner faces stop at its
+    # front; the web's back face goes on to the flanges' outer faces, its front face stops at
+    # their inner faces
+    back, front = (0.0, tw / 2), (0.0, -tw / 2)
+    inner, outer = (-tf / 2, -tf / 2), (tf / 2, tf / 2)
     walls = [
-        Wall((y + b, d / 2), (xw, d / 2), tf),  # top flange, from the tip to the web
-        Wall((xw, d / 2), (xw, -d / 2), tw, feeds=(0,)),  # web, downwards
-        Wall((y + b, -d / 2), (xw, -d / 2), tf),  # bottom flange, from the tip
+        Wall((y + b, d / 2), (xw, d / 2), tf, left=front, right=back),  # top flange, tip to web
+        Wall((xw, d / 2), (xw, -d / 2), tw, feeds=(0,), left=inner, right=outer),  # web
+        Wall((y + b, -d / 2), (xw, -d / 2), tf, left=back, right=front),  # bottom flange
     ]
     return props, walls
 
@@ -160,7 +205,7 @@ def channel_properties(size) -> ShapeProperties:
 
 def channel_boundary(size, m: int) -> Boundary:
     props, walls = _channel_parts(size)
-    return _samples(walls, m, props.area, props.I2, props.I3, props.J)
+    return _samples(walls, m, props.I2, props.I3, props.J)
 
 
 # --- angle -------------------------------------------------------------------------------------
@@ -187,9 +232,10 @@ def _angle_parts(size):
         "angle", area, i2, i3, j, k2=5.0 / 6.0 * b * t / area, k3=5.0 / 6.0 * h * t / area
     )
     corner = principal((t / 2, t / 2))
+    heel, root = (0.0, t / 2), (0.0, -t / 2)  # outer faces to the heel, inner to the root
     walls = [
-        Wall(principal((b, t / 2)), corner, t),  # horizontal leg, from its tip to the corner
-        Wall(principal((t / 2, h)), corner, t),  # vertical leg, from its tip
+        Wall(principal((b, t / 2)), corner, t, left=heel, right=root),  # leg b, tip to corner
+        Wall(principal((t / 2, h)), corner, t, left=root, right=heel),  # leg h, from its tip
     ]
     return props, walls, theta
 
@@ -202,7 +248,7 @@ def angle_properties(size) -> ShapeProperties:
 
 def angle_boundary(size, m: int) -> Boundary:
     props, walls, _ = _angle_parts(size)
-    return _samples(walls, m, props.area, props.I2, props.I3, props.J)
+    return _samples(walls, m, props.I2, props.I3, props.J)
 
 
 def angle_axes(size) -> float:
@@ -235,26 +281,24 @@ def box_properties(size) -> ShapeProperties:
 
 
 def box_boundary(size, m: int) -> Boundary:
-    """The walls counter-clockwise from the middle of the bottom wall; shear flow of V3 zero at
-    the middle of the top and bottom walls, of V2 at the middle of the side walls (symmetry)."""
+    """The walls counter-clockwise from the middle of the bottom wall, each side in two halves
+    meeting at its corner; the outer faces go on to the outer corners, the inner faces stop at
+    the inner ones. Torsion: Bredt, counter-clockwise on both faces; the shear flows closed by
+    symmetry (zero at the middle of the walls across the force), at the face points' feet."""
     props, bm, hm, am = _box_parts(size)
     t = size[2]
     corners = [(bm / 2, -hm / 2), (bm / 2, hm / 2), (-bm / 2, hm / 2), (-bm / 2, -hm / 2)]
     starts = [(0.0, -hm / 2), (bm / 2, 0.0), (0.0, hm / 2), (-bm / 2, 0.0)]
     walls = []
-    for k in range(4):  # each wall in two halves meeting at its corner
-        walls.append(Wall(starts[k], corners[k], t))
-        walls.append(Wall(corners[k], starts[(k + 1) % 4], t))
-    out = _samples(walls, m, props.area, props.I2, props.I3, props.J, closed=am)
-    # the box's shear flows, closed by symmetry, at the midline points in _samples' order
-    mids, dirs = [], []
-    for w in walls:
-        p0, p1 = np.asarray(w.p0), np.asarray(w.p1)
-        line = p0 + np.outer(np.linspace(0.0, 1.0, m), p1 - p0)
-        mids += [line, line]
-        dirs.append(np.tile((p1 - p0) / np.linalg.norm(p1 - p0), (2 * m, 1)))
-    cv2, cv3 = _box_flows(np.concatenate(mids), np.concatenate(dirs), bm, hm, props.I2, props.I3)
-    return Boundary(out.x, out.cT, cv2, cv3)
+    for k in range(4):  # counter-clockwise: the left face is the inner one
+        walls.append(Wall(starts[k], corners[k], t, left=(0.0, -t / 2), right=(0.0, t / 2)))
+        walls.append(
+            Wall(corners[k], starts[(k + 1) % 4], t, left=(-t / 2, 0.0), right=(t / 2, 0.0))
+        )
+    f = _faces(walls, m, props.I2, props.I3)
+    c_t = np.tile(1.0 / (2.0 * am * t), (len(f.x), 1)) * f.u
+    cv2, cv3 = _box_flows(f.mid, f.u, bm, hm, props.I2, props.I3)
+    return Boundary(f.x, c_t, cv2, cv3)
 
 
 def _box_flows(x, u, bm, hm, i2, i3):
