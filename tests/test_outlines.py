@@ -9,7 +9,7 @@ import pytest
 from rodsim.model import outlines
 from rodsim.model.polygon_section import _second_moments
 from rodsim.model.sections import section_from_resultants
-from rodsim.model.shapes import shape_properties
+from rodsim.model.shapes import recovery_points, shape_properties
 
 SOLID = {
     "rectangle": [0.3, 0.5],
@@ -73,3 +73,45 @@ def test_a_section_given_by_stiffnesses_is_drawn_with_its_radii_of_gyration():
     np.testing.assert_allclose(np.linalg.norm(p, axis=1), r, rtol=1e-12)
     flat = section_from_resultants(e * a, [1e9, 1e9], 1e5, [4 * e * i, e * i], 1.0, [1, 1])
     np.testing.assert_allclose(np.ptp(outlines.section_outline(flat), axis=0), [2 * r, 4 * r])
+
+
+STRAIGHT = {**SOLID, "box": [0.3, 0.2, 0.01], "polygon": [[0, 0], [0.2, 0], [0.05, 0.05], [0, 0.3]]}
+
+
+def edge_distance(x, polygon) -> np.ndarray:
+    """Distance (K,) of points x (K,2) from the edges of a closed polygon (M,2)."""
+    a, b = np.asarray(polygon), np.roll(polygon, -1, axis=0)
+    ab = b - a
+    s = np.einsum("kmi,mi->km", x[:, None, :] - a[None], ab) / np.einsum("mi,mi->m", ab, ab)
+    foot = a[None] + np.clip(s, 0.0, 1.0)[..., None] * ab[None]
+    return np.linalg.norm(x[:, None, :] - foot, axis=2).min(axis=1)
+
+
+@pytest.mark.parametrize("kind", sorted(STRAIGHT))
+def test_every_corner_drawn_is_a_stress_recovery_point(kind):
+    """The largest normal stress, linear over the section, is at a corner of the drawn shape:
+    each corner is one of the recovery points (issue 32). Thin-walled points are built at the
+    corners (round-off 1e-12 of the size); a polygon's are its mesh's boundary nodes, which keep
+    its vertices to the mesher's round-off (1e-9 of the size)."""
+    shape = {kind: STRAIGHT[kind]}
+    corners, points = outlines.outline(shape), recovery_points(shape).x
+    size = np.ptp(corners, axis=0).max()
+    tolerance = (1e-9 if kind == "polygon" else 1e-12) * size
+    gaps = np.linalg.norm(corners[:, None, :] - points[None], axis=2).min(axis=1)
+    assert gaps.max() < tolerance
+
+
+@pytest.mark.parametrize("kind", ["i_section", "channel", "angle", "box"])
+def test_thin_walled_recovery_points_lie_on_the_drawn_boundary(kind):
+    """The faces run to the profile's own corners, not past them into the air or short of
+    them inside another wall: every point is on the outline (for a box, on its outer or its
+    inner rectangle, the wall t inside it), to round-off."""
+    size = STRAIGHT[kind]
+    drawn = outlines.outline({kind: size})
+    points = recovery_points({kind: size}).x
+    distance = edge_distance(points, drawn)
+    if kind == "box":
+        h, b, t = size
+        inner = outlines.outline({"rectangle": [b - 2 * t, h - 2 * t]})
+        distance = np.minimum(distance, edge_distance(points, inner))
+    assert distance.max() < 1e-12 * np.ptp(drawn, axis=0).max()
