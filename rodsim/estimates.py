@@ -23,8 +23,10 @@ import numpy as np
 from rodsim.mesh.assemble import Mesh
 from rodsim.resources import format_size
 from rodsim.restart import CONTROL
-from rodsim.results_format import MESH_DATASETS, is_present
-from rodsim.results_storage import ISTORE_K, chunk_frames, frame_layout, is_compressed
+from rodsim.results_format import MESH_DATASETS, chosen_datasets, is_present
+from rodsim.results_storage import ISTORE_K, chunk_frames, is_compressed
+from rodsim.results_writer import frame_datasets
+from rodsim.writers.vtk import INDEX_BYTES_PER_FRAME, PLATE_CELL_DATA, ROD_CELL_DATA
 
 # HDF5 bookkeeping (fitted, see the docstring): each per-frame dataset (object header,
 # description attribute, the first node of its chunk index; and a share of the file's own:
@@ -73,6 +75,46 @@ def _mesh_data(mesh: Mesh) -> tuple[int, int]:
 
 RESTART_DATASET_BYTES = 600  # header, description and share of the slot's attributes
 
+# The ParaView series (rodsim.writers.vtk): a .vtu per frame, its arrays zlib-compressed and
+# base64-encoded by meshio, plus a line of the .pvd index. A frame's .vtu is VTU_HEADER bytes
+# (XML, and the arrays' compression blocks) plus VTU_RATIO times its raw array bytes
+# (vtk_raw_bytes), fitted for the least relative error by `python benchmarks/vtk_size.py --fit`
+# on six runs of the cases in inputs/ (rods, plates, 27 to 289 nodes): the series written
+# were 0.87 to 1.43 times the estimate. How well zlib packs depends on the data (zeros, as in
+# planar motions, pack to almost nothing), which the estimate does not know.
+VTU_HEADER = 5000
+VTU_RATIO = 0.34
+
+
+def vtk_raw_bytes(mesh: Mesh, chosen: frozenset | None = None, stresses: bool = False) -> int:
+    """The raw bytes of one frame's .vtu arrays: points, cells and the point and cell arrays
+    that output.fields keeps (chosen; None: all); stresses: the model recovers stresses (the
+    von_mises_max and utilisation arrays)."""
+    keep = chosen_datasets(None) if chosen is None else chosen
+    n, e, p = mesh.n_nodes, mesh.n_elements, mesh.n_plates
+    cells = e + p
+    corners = 2 * e + int((mesh.plates[:, 3] != mesh.plates[:, 2]).sum()) + 3 * p
+    point_arrays = 4 + sum(  # displacement, d1, d2, d3 always
+        f"nodes/{name}" in keep
+        for name in ("velocity", "angular_velocity", "reaction_force", "reaction_moment")
+    )
+    cell_values = sum(w for k, w in ROD_CELL_DATA.items() if f"rods/{k}" in keep) if e else 0
+    if p:
+        cell_values += sum(w for k, w in PLATE_CELL_DATA.items() if f"plates/{k}" in keep)
+    if stresses:
+        cell_values += sum(
+            any(f"{g}/{k}" in keep for g in ("rods", "plates"))
+            for k in ("von_mises_max", "utilisation")
+        )
+    # points and point arrays 3 float64 a node; connectivity and offsets int64, types int8
+    return 8 * (3 * n * (1 + point_arrays) + corners + cells + cells * cell_values) + cells
+
+
+def vtk_size(mesh: Mesh, frames: int, chosen=None, stresses: bool = False) -> int:
+    """The bytes of the ParaView series of frames frames (.vtu files and .pvd index)."""
+    per = VTU_HEADER + VTU_RATIO * vtk_raw_bytes(mesh, chosen, stresses) + INDEX_BYTES_PER_FRAME
+    return int(frames * per)
+
 
 def results_size(
     mesh: Mesh,
@@ -80,15 +122,17 @@ def results_size(
     compression: str = "none",
     text_bytes: int = 0,
     constants: tuple = (FRAME_DATASET_BYTES, MESH_DATASET_BYTES),
+    chosen: frozenset | None = None,
 ) -> ResultsSize:
     """The results file of frames frames of mesh (text_bytes: the case text, title and
     overrides the file keeps; constants: the fitted bookkeeping bytes, which
-    benchmarks/estimates_calibrate.py --fit-size varies)."""
+    benchmarks/estimates_calibrate.py --fit-size varies; chosen: the datasets output.fields
+    keeps, rodsim.results_format.chosen_datasets, None: all)."""
     frame_dataset_bytes, mesh_dataset_bytes = constants
     total = text_bytes
     frame_bytes = 0
     compressed = False
-    for d, per in frame_layout(mesh):
+    for d, per in frame_datasets(mesh, chosen):
         squeezed = is_compressed(per, compression)
         compressed |= squeezed
         c = chunk_frames(per, frames, squeezed)
@@ -168,9 +212,9 @@ def _newton(kind: str, elements: int, plates: int) -> float:
     return fixed + per_element * elements + (c * plates**a if plates else 0.0)
 
 
-def _compressed(mesh: Mesh, compression: str) -> tuple[int, int]:
+def _compressed(mesh: Mesh, compression: str, chosen=None) -> tuple[int, int]:
     """(datasets, bytes a frame) that compression compresses in the results of mesh."""
-    squeezed = [b for _, b in frame_layout(mesh) if is_compressed(b, compression)]
+    squeezed = [b for _, b in frame_datasets(mesh, chosen) if is_compressed(b, compression)]
     return len(squeezed), sum(squeezed)
 
 
@@ -206,7 +250,8 @@ def run_time(prep) -> RunTime:
     compression = output.compression.partition(":")[0]
     if compression != "none":
         per_dataset, per_byte = COMPRESS[compression]
-        datasets, data = _compressed(prep.setup.mesh, output.compression)
+        chosen = chosen_datasets(output.fields)
+        datasets, data = _compressed(prep.setup.mesh, output.compression, chosen)
         per_frame += per_dataset * datasets + per_byte * data
     n_steps = p.n_steps
     if p.kind == "implicit" and s.adaptive is not None and math.isfinite(p.stable_dt):
@@ -222,12 +267,25 @@ def results_size_of(prep) -> ResultsSize:
     text += len("\n".join(prep.overrides).encode())
     compression = case.settings.output.compression
     frames = sum(sp.plan.n_frames for _, sp in prep.steps) if prep.steps else prep.plan.n_frames
-    size = results_size(prep.setup.mesh, frames, compression, text)
+    chosen = chosen_datasets(case.settings.output.fields)
+    size = results_size(prep.setup.mesh, frames, compression, text, chosen=chosen)
     steps = [sp for _, sp in prep.steps] if prep.steps else [prep]
     kinds = [
         "adaptive" if sp.case.settings.solver.adaptive is not None else sp.plan.kind for sp in steps
     ]
     return dataclasses.replace(size, bytes=size.bytes + restart_bytes(prep.setup.mesh, kinds))
+
+
+def series_size_of(prep) -> int:
+    """The ParaView series of a prepared case (rodsim.run.Prepared), as `rodsim run` writes it
+    with output.vtk (docs/results.md, "The ParaView series")."""
+    frames = sum(sp.plan.n_frames for _, sp in prep.steps) if prep.steps else prep.plan.n_frames
+    model = prep.setup.model
+    stresses = model.stress is not None and (
+        prep.setup.mesh.stress_points.shape[1] > 0 or model.n_plates > 0
+    )
+    chosen = chosen_datasets(prep.case.settings.output.fields)
+    return vtk_size(prep.setup.mesh, frames, chosen, stresses)
 
 
 def restart_bytes(mesh: Mesh, kinds) -> int:
@@ -262,14 +320,17 @@ def summary_lines(prep) -> list[str]:
     'results   about 7.3 MiB (301 frames x 24.9 KiB)' and
     'run time  about 2.2 s (explicit order 2, SO3xR3: steps 0.05 s, frames 2 s)'."""
     size = results_size_of(prep)
-    compression = prep.case.settings.output.compression
+    output = prep.case.settings.output
     each = format_size(size.frame_bytes)
     results = (
         f"results   at most about {format_size(size.bytes)} ({size.frames} frames x {each} "
-        f"before {compression.partition(':')[0]} compression)"
+        f"before {output.compression.partition(':')[0]} compression)"
         if size.compressed
         else f"results   about {format_size(size.bytes)} ({size.frames} frames x {each})"
     )
+    if output.vtk:  # the series' share, which the run writes beside the file by default
+        series = series_size_of(prep)
+        results += f" + ParaView series {format_size(series)}"
     if prep.steps:  # the analysis steps' times added up (docs/steps.md)
         times = [run_time(sp) for _, sp in prep.steps]
         t = RunTime(
