@@ -518,7 +518,7 @@ boundary:
   - {{set: beam.start, fix: [ux, uy, uz, rx]}}
   - {{set: beam.end, fix: [uy, uz]}}
 loads:
-  - {{set: beam.all, line_force: [0, 0, {q}]}}
+  - {{set: beam.all, line_force: [0, {f2}, {f3}]}}
 solver: {{analysis: equilibrium}}
 output: {{vtk: false}}
 """
@@ -526,19 +526,30 @@ output: {{vtk: false}}
 
 @pytest.mark.parametrize("n", [4, 5])
 def test_element_moment_under_a_distributed_load_is_the_chord(n):
-    """Simply supported beam under a uniform load q (docs/stresses.md, "Moments under a
-    distributed load"): each element's moment is the mean of the continuum moments at its two
-    nodes, q x (L - x) / 2, so it lies q h^2 / 8 below the continuum value at its centre. The
-    load is small (rotations ~ 2e-5: geometric effects ~ 4e-10); 1e-6 is 100 times the
-    equilibrium solver's residual tolerance (1e-8)."""
-    length, q = 1.0, 10.0
-    text = SIMPLY_SUPPORTED.format(length=length, n=n, q=-q)
+    """Simply supported beam along d1 = x (d2 = y, d3 = z) under a uniform line force f = (0,
+    f2, f3) (docs/stresses.md, "Element moments under a distributed load"): the continuum
+    moment is M(x) = x (L - x) / 2 f x d1, i.e. (M2, M3) = x (L - x) / 2 (f3, -f2); each
+    element's moment is the mean of its two nodes' continuum moments, so it lies h^2 / 8
+    f x d1 (magnitude q h^2 / 8) short of the continuum value at its centre. The load is small
+    (rotations ~ 2e-5: geometric effects ~ 4e-10); 1e-6 is 100 times the equilibrium solver's
+    residual tolerance (1e-8)."""
+    length, f2, f3 = 1.0, 7.0, -10.0
+    text = SIMPLY_SUPPORTED.format(length=length, n=n, f2=f2, f3=f3)
     results = rodsim.run_in_memory(rodsim.case_from_yaml(text))
     h = length / n
+    per_unit = np.array([f3, -f2])  # f x d1 in (d2, d3)
+
+    def continuum(x):
+        return np.outer(x * (length - x) / 2, per_unit)
+
     nodes = np.arange(n + 1) * h
-    continuum = q * nodes * (length - nodes) / 2
-    centres = nodes[:-1] + h / 2
-    sagging = -results.moment[-1, :, 1]  # M2 < 0: the top fibre (x3 > 0) in compression
-    np.testing.assert_allclose(sagging, (continuum[:-1] + continuum[1:]) / 2, rtol=1e-6)
-    at_centre = q * centres * (length - centres) / 2
-    np.testing.assert_allclose(sagging + q * h * h / 8, at_centre, rtol=1e-6)
+    element = results.moment[-1, :, 1:]
+    scale = abs(continuum(np.array([length / 2]))).max()
+    at_nodes = continuum(nodes)
+    chord = (at_nodes[:-1] + at_nodes[1:]) / 2
+    np.testing.assert_allclose(element, chord, rtol=1e-6, atol=1e-6 * scale)
+    centre = continuum(nodes[:-1] + h / 2)
+    np.testing.assert_allclose(element + h * h / 8 * per_unit, centre, rtol=1e-6, atol=1e-6 * scale)
+    q = math.hypot(f2, f3)
+    gap = np.linalg.norm(centre - element, axis=1)
+    np.testing.assert_allclose(gap, q * h * h / 8, rtol=1e-6)
