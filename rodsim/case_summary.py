@@ -245,4 +245,6 @@ def _solver_lines(prep, k: int) -> list[str]:
             + _split_note(prep),
             f"output    {p.n_frames} frames, every {p.steps_per_frame} steps",
         ]
+        if p.collapse:  # the explicit step collapsed (rodsim.integrators.planning)
+            lines.append(f"warning   {p.collapse}")
     return lines

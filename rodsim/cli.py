@@ -6,6 +6,7 @@ resources, 128 + n a signal); running out of memory anyway (a MemoryError) is ex
 too. Nothing prints a traceback unless --debug is given.
 """
 
+import contextlib
 import functools
 import logging
 import math
@@ -181,6 +182,36 @@ class Progress:
         self.shown = 0.0
 
 
+class _OwnLines(logging.Filter):
+    """A filter on the log's handlers while `run` or `check` works (on_log): a log record
+    first ends the progress or compile counter line (a warning logged while the kernels
+    compile starts on a line of its own), and a record that the printed summary holds
+    (``in_summary``: the explicit step's collapse, rodsim.integrators.planning) is dropped
+    where the summary is printed."""
+
+    def __init__(self, progress: "Progress | None", summary: bool):
+        super().__init__()
+        self.progress, self.summary = progress, summary
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.summary and getattr(record, "in_summary", False):
+            return False
+        if self.progress is not None:
+            self.progress.done()
+        return True
+
+    @contextlib.contextmanager
+    def on_log(self):
+        handlers = list(logging.getLogger().handlers)
+        for h in handlers:
+            h.addFilter(self)
+        try:
+            yield self
+        finally:
+            for h in handlers:
+                h.removeFilter(self)
+
+
 @main.command()
 @click.argument("case", type=click.Path(dir_okay=False))
 @click.option(
@@ -212,7 +243,8 @@ def run(case, output, vtk, overrides, quiet, max_memory, restart):
     from rodsim.results_writer import previous_path
 
     progress = Progress(0.0, sys.stderr.isatty() and not quiet, announce=not quiet)
-    with kernel_cache.watch(progress.compiling):
+    lines = _OwnLines(progress, summary=not quiet)
+    with kernel_cache.watch(progress.compiling), lines.on_log():
         try:
             prep = api.prepare(case, overrides, max_memory=max_memory)
         finally:
@@ -222,14 +254,16 @@ def run(case, output, vtk, overrides, quiet, max_memory, restart):
             resume = runner.restart_state(prep, restart)
         h5, _ = runner.output_paths(prep.case, output if restart is None else restart)
         if not quiet:
-            click.echo(api.summary(prep))
+            text = [api.summary(prep)]  # may compile kernels (the load totals): a first run
             if restart is not None:
-                click.echo(f"restart   {restart_text(h5, resume)}")
+                text.append(f"restart   {restart_text(h5, resume)}")
             if h5.exists():
-                click.echo(
+                text.append(
                     f"previous  {h5.name} is kept as {previous_path(h5).name} until this "
                     "run completes"
                 )
+            progress.done()  # the summary starts on a line of its own
+            click.echo("\n".join(text))
         progress.begin()
         try:
             result = api.run_case(prep, output, vtk=vtk, progress=progress, restart=restart)
@@ -295,7 +329,9 @@ def check(case, overrides, max_memory):
     results size and run time; never integrates."""
     from rodsim import api
 
-    click.echo(api.check(case, overrides, max_memory=max_memory))
+    with _OwnLines(None, summary=True).on_log():
+        text = api.check(case, overrides, max_memory=max_memory)
+    click.echo(text)
     click.echo("ok")
 
 

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from rodsim.errors import CaseError
-from rodsim.integrators.stable_step import stable_step
+from rodsim.integrators.stable_step import StepLimit, step_limit
 from rodsim.model.prescribed import largest_rotation_step
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,9 @@ class Plan:
     kind: str = "explicit"
     t_end: float = 0.0
     first: float = 0.0  # adaptive implicit steps: the first step (dt is the frame interval)
+    # the explicit step's collapse (collapse_warning): what makes the stable step fall by an
+    # order of magnitude and the fix; '' when nothing does (the summary prints it)
+    collapse: str = ""
 
     @property
     def n_frames(self) -> int:
@@ -49,9 +52,10 @@ def plan(case, model, n_elements: int) -> Plan:
     order = int(s.order)
     with np.errstate(all="ignore"):
         try:
-            stable = stable_step(model, order)
+            limit = step_limit(model, order)
         except np.linalg.LinAlgError:
-            stable = math.nan
+            limit = None
+    stable = math.nan if limit is None else limit.dt
     if math.isnan(stable):
         raise CaseError(
             "the section properties are out of the representable range (the "
@@ -128,6 +132,10 @@ def plan(case, model, n_elements: int) -> Plan:
         )
     if interval is None:
         per = out.every
+    collapse = "" if implicit else collapse_warning(limit, model, n_steps)
+    if collapse:
+        # the summary prints it: the CLI drops this record where it prints the summary
+        log.warning("%s", collapse, extra={"in_summary": True})
     if s.parallel == "auto":
         parallel = n_elements >= PARALLEL_FROM and numba.config.NUMBA_NUM_THREADS > 1
     else:
@@ -142,6 +150,61 @@ def plan(case, model, n_elements: int) -> Plan:
         parallel and not implicit,
         s.kind,
         float(t_end),
+        collapse=collapse,
+    )
+
+
+def collapse_warning(limit: StepLimit, model, n_steps: int) -> str:
+    """The warning for an explicit step that collapses (StepLimit.collapse): the cause, by how
+    much, and the fix; '' when the step does not collapse."""
+    cause = limit.collapse()
+    if not cause:
+        return ""
+    head = f"the explicit time step collapses ({n_steps} steps): "
+    implicit = "or use solver.scheme: implicit with a given solver.dt (no stable-step limit)"
+    if cause == "damping":
+        text = (
+            f"damping makes the stable step {limit.undamped / limit.dt:.3g}x smaller "
+            f"({limit.dt:.3g} instead of {limit.undamped:.3g}). "
+        )
+        if limit.strain_rate <= limit.mass:
+            zeta = 0.5 * model.beta * limit.omega
+            return (
+                head
+                + text
+                + (
+                    f"Strain-rate (stiffness-proportional) damping, beta {model.beta:.3g}, damps "
+                    f"the highest mode (omega {limit.omega:.3g} rad per time unit) with the ratio "
+                    f"beta omega / 2 = {zeta:.3g}, and a mode damped by zeta is stable only for "
+                    "dt <= (2 / omega) (sqrt(1 + zeta^2) - zeta) (docs/explicit_scheme.md). "
+                    "Damp with mass damping instead (solver.damping.mass: alpha gives the ratio "
+                    "alpha / (2 omega), largest on the low modes), give smaller ratios at the "
+                    f"high frequencies of solver.damping.ratios, {implicit}"
+                )
+            )
+        return (
+            head
+            + text
+            + (
+                f"Mass damping (alpha {model.alpha:.3g}) or the dashpots of the elastic supports "
+                "damp a mode so strongly that its stable step falls: lower solver.damping.mass "
+                f"or the dashpot coefficients, {implicit}"
+            )
+        )
+    if cause == "supports":
+        return head + (
+            f"the elastic supports make the stable step {limit.elastic / limit.undamped:.3g}x "
+            f"smaller ({limit.undamped:.3g} instead of {limit.elastic:.3g} for the elements "
+            f"alone): the stiffest spring against its node's mass, sqrt(k / m) = "
+            f"{limit.spring_omega:.3g} rad per time unit. Soften the support, hold the "
+            f"degree of freedom with a boundary fix instead, {implicit}"
+        )
+    e = limit.element
+    what = f"rod element {e}" if e < limit.n_rods else f"plate element {e - limit.n_rods}"
+    return head + (
+        f"{what} has a stable step {limit.typical / limit.elastic:.3g}x smaller than the "
+        f"median element's ({limit.elastic:.3g} against {limit.typical:.3g}): it is much "
+        f"shorter or stiffer than the others. Mesh it like its neighbours, {implicit}"
     )
 
 

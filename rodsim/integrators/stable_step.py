@@ -11,6 +11,8 @@ lower the frequencies, so the estimate stays on the safe side. Elastic supports 
 (rodsim.model.supports) raise the bound as stable_step explains.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from rodsim.integrators.explicit import COEFFICIENTS
@@ -198,11 +200,76 @@ def composition_stability_factor(order: int) -> float:
     return lo / 2.0
 
 
-def stable_step(model, order: int = 2) -> float:
-    """Critical step of the explicit scheme for the model's reference state.
+# The explicit step has collapsed when something makes it this much smaller than the model
+# would take without it (rodsim.integrators.planning warns, naming the cause and the fix): a
+# tenth is well outside what mesh grading or a moderate damping ratio do (a 2% ratio at the
+# top target frequency of a typical fit costs a few percent), and far inside the hundredfold
+# falls that strain-rate damping fitted to high targets gives (docs/explicit_scheme.md).
+COLLAPSE = 0.1
 
-    Per element, the top frequency omega and its damping ratio xi = beta omega / 2 +
-    alpha / (2 omega) give the central-difference limit 2/omega (sqrt(1 + xi^2) - xi); the
+
+class StepLimit(NamedTuple):
+    """The explicit scheme's stable step and what sets it. Steps are in time units, times the
+    composition factor of the order: dt, the stable step (damping and supports included);
+    undamped, the same without damping (strain rate, mass, dashpots); elastic, the rod and
+    plate elements alone; typical, the median element's own step; strain_rate and mass, dt
+    with only the strain-rate damping, only the mass damping and dashpots. omega: the top
+    frequency of the elements (rad per time unit); spring_omega: the stiffest elastic
+    support's sqrt(k/m) (0: none); element: the element whose step is elastic (rod elements
+    first, then plates; -1: none), of n_rods rod elements."""
+
+    dt: float
+    undamped: float
+    elastic: float
+    typical: float
+    strain_rate: float
+    mass: float
+    omega: float
+    spring_omega: float
+    element: int
+    n_rods: int
+
+    def collapse(self) -> str:
+        """What makes the step collapse (fall below COLLAPSE times the step without it):
+        'damping', 'supports' or 'element' (one element far stiffer or shorter than the
+        median), checked in that order; '' if nothing does."""
+        if self.dt < COLLAPSE * self.undamped:
+            return "damping"
+        if self.undamped < COLLAPSE * self.elastic:
+            return "supports"
+        if self.elastic < COLLAPSE * self.typical:
+            return "element"
+        return ""
+
+
+def _damped(omega, spring2, rate, alpha: float, beta: float) -> np.ndarray:
+    """Stable steps (without the composition factor) of the element modes omega (E,) and the
+    spring modes spring2 (S,) with their dashpot decay rates rate (S,), for mass damping alpha
+    and strain-rate damping beta."""
+    if spring2.size:
+        # elastic supports add a stiffness K_s: lambda_max(M^-1 (K_e + K_s)) <= the elements'
+        # bound + the supports' largest k/m, so each element's top frequency is raised by the
+        # stiffest spring and each spring's by the elements' top frequency
+        top2 = float(omega.max()) ** 2 if omega.size else 0.0
+        omega = np.sqrt(omega**2 + spring2.max())
+        # a spring mode decays at rate r = c/(2m) + alpha/2: the damped central-difference
+        # limit 2/omega (sqrt(1 + xi^2) - xi) with xi = r/omega, written to hold at omega = 0
+        r = rate + 0.5 * alpha
+        spring_dt = 2.0 / (np.sqrt(spring2 + top2 + r * r) + r)
+        spring_dt = spring_dt[np.isfinite(spring_dt)]
+    else:
+        spring_dt = np.zeros(0)
+    # damping ratio of each element's top mode: beta omega / 2 (strain rate) + alpha/(2 omega)
+    xi = 0.5 * beta * omega + 0.5 * alpha / omega
+    dt = 2.0 / omega * (np.sqrt(1.0 + xi * xi) - xi)  # central difference with damping
+    both = np.concatenate([dt, spring_dt])
+    return both if both.size else np.array([np.inf])
+
+
+def step_limit(model, order: int = 2) -> StepLimit:
+    """The stable step of the explicit scheme for the model's reference state and what sets it
+    (StepLimit). Per element, the top frequency omega and its damping ratio xi = beta omega /
+    2 + alpha / (2 omega) give the central-difference limit 2/omega (sqrt(1 + xi^2) - xi); the
     smallest, times the composition factor of the order. Measured blow-up: 1.01-1.02x this
     estimate for the spaghetti rod with beta = 0, 1e-3, 1e-2 (tests/test_damping.py)."""
     omega = element_max_frequencies(model) if model.n_elements else np.zeros(0)
@@ -211,25 +278,37 @@ def stable_step(model, order: int = 2) -> float:
         # assembled nodal masses gave an estimate 30% above the measured blow-up of a free
         # plate strip, the element shares 3% (tests/test_plate_dynamics.py)
         omega = np.concatenate([omega, plate_frequencies(model.plates, model.x0, model.rot0)])
-    omega = omega[omega > 0.0]
+    index = np.flatnonzero(omega > 0.0)
+    omega = omega[index]
     sp = model.supports
     if sp.node.shape[0]:
-        # elastic supports add a stiffness K_s: lambda_max(M^-1 (K_e + K_s)) <= the elements'
-        # bound + the supports' largest k/m, so each element's top frequency is raised by the
-        # stiffest spring and each spring's by the elements' top frequency
         spring2, rate = support_frequencies(sp, model.mass, model.inertia)
-        top2 = float(omega.max()) ** 2 if omega.size else 0.0
-        omega = np.sqrt(omega**2 + spring2.max())
-        # a spring mode decays at rate r = c/(2m) + alpha/2: the damped central-difference
-        # limit 2/omega (sqrt(1 + xi^2) - xi) with xi = r/omega, written to hold at omega = 0
-        r = rate + 0.5 * model.alpha
-        spring_dt = 2.0 / (np.sqrt(spring2 + top2 + r * r) + r)
     else:
-        spring_dt = np.zeros(0)
-    spring_dt = spring_dt[np.isfinite(spring_dt)]
-    if omega.size == 0 and spring_dt.size == 0:
-        return np.inf
-    # damping ratio of each element's top mode: beta omega / 2 (strain rate) + alpha/(2 omega)
-    xi = 0.5 * model.beta * omega + 0.5 * model.alpha / omega
-    dt = 2.0 / omega * (np.sqrt(1.0 + xi * xi) - xi)  # central difference with damping
-    return float(np.concatenate([dt, spring_dt]).min()) * composition_stability_factor(order)
+        spring2 = rate = np.zeros(0)
+    alpha, beta = float(model.alpha), float(model.beta)
+    factor = composition_stability_factor(order)
+    steps = (
+        _damped(omega, spring2, rate, alpha, beta),
+        _damped(omega, spring2, 0.0 * rate, 0.0, 0.0),
+        _damped(omega, spring2, 0.0 * rate, 0.0, beta),
+        _damped(omega, spring2, rate, alpha, 0.0),
+    )
+    dt, undamped, strain_rate, mass = (float(s.min()) * factor for s in steps)
+    own = 2.0 / omega * factor  # each element's undamped step
+    return StepLimit(
+        dt,
+        undamped,
+        float(own.min()) if own.size else np.inf,
+        float(np.median(own)) if own.size else np.inf,
+        strain_rate,
+        mass,
+        float(omega.max()) if omega.size else 0.0,
+        float(np.sqrt(spring2.max())) if spring2.size else 0.0,
+        int(index[np.argmax(omega)]) if omega.size else -1,
+        int(model.n_elements),
+    )
+
+
+def stable_step(model, order: int = 2) -> float:
+    """Critical step of the explicit scheme for the model's reference state (step_limit)."""
+    return step_limit(model, order).dt
