@@ -507,7 +507,7 @@ def test_polygon_vertices_are_recovery_points_and_the_angle_peak_is_at_the_heel(
     assert peak == pytest.approx(m * v / values[0], rel=1e-8)
 
 
-SIMPLY_SUPPORTED = """
+SPAN = """
 rodsim: 1
 mesh:
   - rod: {{name: beam, from: [0, 0, 0], to: [{length}, 0, 0], elements: {n}, section: s,
@@ -515,41 +515,52 @@ mesh:
 sections:
   s: {{type: rod, material: {{E: 2.1e11, nu: 0.3, rho: 7850}}, shape: {{circle: 0.02}}}}
 boundary:
-  - {{set: beam.start, fix: [ux, uy, uz, rx]}}
-  - {{set: beam.end, fix: [uy, uz]}}
+  - {{set: beam.start, fix: {start}}}
+  - {{set: beam.end, fix: {end}}}
 loads:
   - {{set: beam.all, line_force: [0, {f2}, {f3}]}}
 solver: {{analysis: equilibrium}}
 output: {{vtk: false}}
 """
+# supports: (fix at the start, fix at the end, the continuum moment per unit f x d1 as a function
+# of x and L, the element's moment less the continuum's at its centre per unit h^2 f x d1)
+SUPPORTS = {
+    "simply supported": ("[ux, uy, uz, rx]", "[uy, uz]", lambda x, L: x * (L - x) / 2, -1 / 8),
+    "clamped": ("all", "all", lambda x, L: (6 * L * x - 6 * x * x - L * L) / 12, -1 / 24),
+}
 
 
 @pytest.mark.parametrize("n", [4, 5])
-def test_element_moment_under_a_distributed_load_is_the_chord(n):
-    """Simply supported beam along d1 = x (d2 = y, d3 = z) under a uniform line force f = (0,
-    f2, f3) (docs/stresses.md, "Element moments under a distributed load"): the continuum
-    moment is M(x) = x (L - x) / 2 f x d1, i.e. (M2, M3) = x (L - x) / 2 (f3, -f2); each
-    element's moment is the mean of its two nodes' continuum moments, so it lies h^2 / 8
-    f x d1 (magnitude q h^2 / 8) short of the continuum value at its centre. The load is small
-    (rotations ~ 2e-5: geometric effects ~ 4e-10); 1e-6 is 100 times the equilibrium solver's
-    residual tolerance (1e-8)."""
+@pytest.mark.parametrize("supports", sorted(SUPPORTS))
+def test_element_moment_under_a_distributed_load(supports, n):
+    """A beam along d1 = x (d2 = y, d3 = z) under a uniform line force f = (0, f2, f3)
+    (docs/stresses.md, "Element moments under a distributed load"); f x d1 = (f3, -f2) in
+    (d2, d3). The continuum moment is M(x) = m(x) f x d1 with m = x (L - x) / 2 simply
+    supported, (6 L x - 6 x^2 - L^2) / 12 clamped at both ends. Simply supported (statically
+    determinate) each element's moment is the chord, the mean of its two nodes' M: h^2 / 8
+    f x d1 (magnitude q h^2 / 8) short of M at its centre. Clamped, compatibility (zero end
+    rotations, int M dx = 0) shifts every element by q h^2 / 12: the element's moment is the
+    mean of M over it, M(x_c) - h^2 / 24 f x d1. The load is small (rotations ~ 2e-5:
+    geometric effects ~ 4e-10); 1e-6 is 100 times the equilibrium solver's residual tolerance
+    (1e-8)."""
+    start, end, m, offset = SUPPORTS[supports]
     length, f2, f3 = 1.0, 7.0, -10.0
-    text = SIMPLY_SUPPORTED.format(length=length, n=n, f2=f2, f3=f3)
+    text = SPAN.format(length=length, n=n, start=start, end=end, f2=f2, f3=f3)
     results = rodsim.run_in_memory(rodsim.case_from_yaml(text))
     h = length / n
     per_unit = np.array([f3, -f2])  # f x d1 in (d2, d3)
 
     def continuum(x):
-        return np.outer(x * (length - x) / 2, per_unit)
+        return np.outer(m(x, length), per_unit)
 
     nodes = np.arange(n + 1) * h
     element = results.moment[-1, :, 1:]
-    scale = abs(continuum(np.array([length / 2]))).max()
-    at_nodes = continuum(nodes)
-    chord = (at_nodes[:-1] + at_nodes[1:]) / 2
-    np.testing.assert_allclose(element, chord, rtol=1e-6, atol=1e-6 * scale)
+    atol = 1e-6 * length**2 * np.abs(per_unit).max() / 8  # of the largest moment, q L^2 / 8
     centre = continuum(nodes[:-1] + h / 2)
-    np.testing.assert_allclose(element + h * h / 8 * per_unit, centre, rtol=1e-6, atol=1e-6 * scale)
-    q = math.hypot(f2, f3)
-    gap = np.linalg.norm(centre - element, axis=1)
-    np.testing.assert_allclose(gap, q * h * h / 8, rtol=1e-6)
+    np.testing.assert_allclose(element, centre + offset * h * h * per_unit, rtol=1e-6, atol=atol)
+    if supports == "simply supported":
+        at_nodes = continuum(nodes)
+        chord = (at_nodes[:-1] + at_nodes[1:]) / 2
+        np.testing.assert_allclose(element, chord, rtol=1e-6, atol=atol)
+        gap = np.linalg.norm(centre - element, axis=1)
+        np.testing.assert_allclose(gap, math.hypot(f2, f3) * h * h / 8, rtol=1e-6)

@@ -5,7 +5,9 @@ The polygon is given in any axes; rodsim moves it to its centroid and turns it t
 principal axes (exact polygon formulas), then sectionproperties (Van Cooten, a finite-element
 warping analysis; https://sectionproperties.readthedocs.io) gives the torsion constant, the
 shear areas and the stresses at the mesh's boundary nodes per unit torque and shear force.
-Those boundary nodes are the recovery points.
+Those boundary nodes are the recovery points. The mesh is constrained to the polygon's edges, so
+every vertex is one of them: the normal stress is linear over the section, so its largest value
+is at a vertex and the recovery finds it exactly (tests/test_outlines.py checks the vertices).
 """
 
 import functools
