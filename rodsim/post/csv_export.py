@@ -13,8 +13,9 @@ Three kinds of table (docs/running.md, "rodsim export"):
   load_factor, total_time, energies, total momenta, solver counters) and the nodal
   quantities of the nodes of one set.
 
-The first two lines are comments (``#``): what the table is, and the units of each column
-in the case's consistent units. Numbers are written with 17 significant digits, so a table
+The first two lines are comments (``#``): what the table is, and the unit of each column: the
+declared system's (``Pa``, ``N m``; display_units), its dimension without a declaration.
+Numbers are written with 17 significant digits, so a table
 read back gives the file's numbers bit for bit. pandas: ``pd.read_csv(path, comment="#")``.
 """
 
@@ -22,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from rodsim.case import units
 from rodsim.errors import CaseError
-from rodsim.post import plots
+from rodsim.post import display_units, plots
 from rodsim.post.plots import COMPONENTS
 from rodsim.post.replace_file import check_target, write_whole
 from rodsim.results_format import FRAME_DATASETS
@@ -193,6 +195,29 @@ def history_table(f, node_set: str):
     return f"time history of node set {node_set} (nodes {', '.join(map(str, nodes))})", columns
 
 
+def _with_units(f, columns, system):
+    """The columns with the units row's entries (display_units.stored): the declared system's
+    unit of each (`Pa`, `N m`, `rad/s`), or its dimension without a declaration; the per-frame
+    `time`, `total_time` and `solver.dt` of an equilibrium are load multipliers (1), of a path
+    arc lengths (docs/results.md)."""
+    if plots._is_path(f):
+        frame_time = "length"
+    elif plots._is_equilibrium(f):
+        frame_time = "1"
+    else:
+        frame_time = "time"
+    out = []
+    for name, dim, values in columns:
+        base = name.split("@")[0].split(".")[0]
+        if name in ("time", "total_time", "solver.dt"):
+            dim = frame_time
+        elif base == "angular_velocity":
+            dim = display_units.ANGULAR
+        moment = base in units.MOMENTS
+        out.append((name, display_units.stored(dim, system, moment=moment), values))
+    return out
+
+
 HEADER = "# rodsim export: "
 
 
@@ -232,13 +257,13 @@ def export_csv(results, output=None, table="nodes", frame=-1, history=None, enve
             else:
                 description, columns = frame_table(f, table, frame)
                 default = f"{results.stem}_{table}_{_frame_index(f, frame)}.csv"
-            system = f.attrs.get("units", "")
+            system = display_units.system_of(f)
+            columns = _with_units(f, columns, system)
     except CaseError as exc:
         raise CaseError(exc.reason, file=str(results), key=exc.key) from None
     path = Path(output) if output is not None else results.parent / default
     check_target(path, results, HEADER, "a CSV table of rodsim export")
-    if isinstance(system, bytes):
-        system = system.decode()
-    units = f"; units of the case: {system}" if system else "; the case's consistent units"
+    declared = system.as_attribute() if system is not None else ""
+    units = f"; units of the case: {declared}" if declared else "; the case's consistent units"
     write_csv(path, f"{results.name}, {description}{units}", columns)
     return path

@@ -12,9 +12,20 @@ from pathlib import Path
 
 import numpy as np
 
-from rodsim.case import units
 from rodsim.errors import CaseError
-from rodsim.post.plots import COMPONENTS, NODAL, RODS, _elements_in, _figure, node_set, pick
+from rodsim.post import display_units, plots
+from rodsim.post.plots import (
+    COMPONENTS,
+    DPI,
+    FIGSIZE,
+    NODAL,
+    RODS,
+    _elements_in,
+    _figure,
+    fit_title,
+    node_set,
+    pick,
+)
 from rodsim.results_reader import frame_count, open_results
 
 
@@ -118,10 +129,22 @@ def _frames(spec: str, n: int) -> list[int]:
 def plot_along(path, what: str, output=None, frames: str = "-1", envelope: bool = False):
     """Write the diagram of QUANTITY@SET along its rod at the frames (a list '0,-1') and,
     with envelope, the band between its least and largest value over all frames; return
-    (the PNG's path, the Along data)."""
+    (the PNG's path, the Along data, as stored: display units scale only the picture)."""
     path = Path(path)
     safe = what.replace("@", "_at_").replace("/", "_")
     output = Path(output) if output else path.with_name(f"{path.stem}_{safe}_along.png")
+    plt = _figure()
+    fig, data = along_figure(path, what, frames, envelope)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output, dpi=DPI)
+    plt.close(fig)
+    return output, data
+
+
+def along_figure(path, what: str, frames: str = "-1", envelope: bool = False):
+    """(the open matplotlib figure of plot_along, the Along data); close it with
+    matplotlib.pyplot.close."""
+    path = Path(path)
     plt = _figure()
     with open_results(path) as f:
         n = frame_count(f)
@@ -129,29 +152,24 @@ def plot_along(path, what: str, output=None, frames: str = "-1", envelope: bool 
             raise CaseError("the file holds no frame", key="plot")
         data = along(f, what, n)
         picked = _frames(frames, n)
-        stepped = "step" in f and len(np.unique(f["step"][:n])) > 1
-        t = f["total_time"][:n] if stepped else f["time"][:n]
         title = f.attrs.get("title", "") or path.stem
-        raw = f.attrs.get("units", "")
-        system = units.from_attribute(raw.decode() if isinstance(raw, bytes) else str(raw))
-        quantity = what.split("@", 1)[0]
-        name = quantity.partition(".")[0]
-    fig, ax = plt.subplots(figsize=(8, 4.5), constrained_layout=True)
+        system = display_units.system_of(f)
+        labels = {k: plots.frame_label(f, k, system) for k in picked}
+    quantity = what.split("@", 1)[0]
+    show = display_units.quantity_shown(quantity.partition(".")[0], system)
+    values = data.values * show.factor  # a stress in MPa (display_units)
+    fig, ax = plt.subplots(figsize=FIGSIZE, constrained_layout=True)
     style = "-" if data.kind == "node" else "-o"
     for j, comp in enumerate(data.components):
         if envelope:
-            low, high = data.values[:, :, j].min(axis=0), data.values[:, :, j].max(axis=0)
+            low, high = values[:, :, j].min(axis=0), values[:, :, j].max(axis=0)
             ax.fill_between(data.s, low, high, alpha=0.2, label=f"{comp} envelope".strip())
         for k in picked:
-            label = f"{comp} t = {t[k]:.6g}".strip()
-            ax.plot(data.s, data.values[k, :, j], style, ms=3, label=label)
+            ax.plot(data.s, values[k, :, j], style, ms=3, label=f"{comp} {labels[k]}".strip())
     ax.axhline(0.0, color="0.5", lw=0.8)
-    ax.set_xlabel(units.axis_label("arc length along the rod", system, "length"))
-    ax.set_ylabel(units.axis_label(quantity, system, name))
-    ax.set_title(f"{title}: {what} along the rod")
+    ax.set_xlabel(display_units.axis_label("arc length along the rod", "length", system))
+    ax.set_ylabel(f"{quantity} [{show.unit}]" if show.unit else quantity)
+    fit_title(fig, ax, f"{title}: {what} along the rod")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", ncol=2)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=120)
-    plt.close(fig)
-    return output, data
+    return fig, data

@@ -11,12 +11,14 @@ N11/N22/N12, M11/M22/M12, Q1/Q2; or a stress (von_mises_max, utilisation; docs/s
 of the rod and plate elements of SET.
 """
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
 
 from rodsim.case import units
 from rodsim.errors import CaseError
+from rodsim.post import display_units
 from rodsim.results_reader import dataset, frame_count, not_written, open_results
 
 NODAL = (
@@ -63,62 +65,114 @@ def plot_results(path, what: str = "energy", output=None, against=None) -> Path:
         safe += "_vs_" + against.replace("@", "_at_").replace("/", "_")
     output = Path(output) if output else path.with_name(f"{path.stem}_{safe}.png")
     plt = _figure()
+    fig = results_figure(path, what, against)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output, dpi=DPI)
+    plt.close(fig)
+    return output
+
+
+def results_figure(path, what: str = "energy", against=None):
+    """The open matplotlib figure of plot_results (close it with matplotlib.pyplot.close)."""
+    path = Path(path)
+    plt = _figure()
     with open_results(path) as f:
         n = frame_count(f)
         stepped = "step" in f and len(np.unique(f["step"][:n])) > 1
         # analysis steps: each has its own time origin, the total time runs through them
         t = f["total_time"][:n] if stepped else f["time"][:n]
+        system = display_units.system_of(f)
         xlabel = None
         if against:  # a load-displacement curve, say
-            t, xlabel = _scalar(f, against, n, "--against")
+            t, xlabel = _scalar(f, against, n, "--against", system)
         title = f.attrs.get("title", "") or path.stem
-        raw = f.attrs.get("units", "")
-        system = units.from_attribute(raw.decode() if isinstance(raw, bytes) else str(raw))
-        fig, ax = plt.subplots(figsize=(8, 4.5), constrained_layout=True)
+        fig, ax = plt.subplots(figsize=FIGSIZE, constrained_layout=True)
         if what == "energy":
             for q in ("kinetic", "internal", "external", "total"):
                 ax.plot(t, f[f"energy/{q}"][:n], label=q)
-            ax.set_ylabel(units.axis_label("energy", system))
+            ax.set_ylabel(display_units.axis_label("energy", "energy", system))
         elif what == "momentum":
             for q in ("linear", "angular"):
                 data = f[f"momentum/{q}"][:n]
                 for k, c in enumerate("xyz"):
                     ax.plot(t, data[:, k], label=f"{q} {c}", ls="-" if q == "linear" else "--")
-            ax.set_ylabel(units.axis_label("total momentum", system, "momentum"))
+            dim = units.QUANTITIES["momentum"]
+            ax.set_ylabel(display_units.axis_label("total momentum", dim, system))
         elif what in SCALARS:
-            ax.plot(t, _scalar(f, what, n, "WHAT")[0], label=what)
+            ax.plot(t, _scalar(f, what, n, "WHAT", system)[0], label=what)
             ax.set_ylabel(what)
         else:
             _quantity(f, t, what, ax, n, system)
         if xlabel is not None:
             ax.set_xlabel(xlabel)
-        elif stepped:
-            ax.set_xlabel(units.axis_label("total time", system, "time") + ", steps in turn")
-        elif _is_path(f):  # path following: time is the arc length (docs/path_following.md)
-            ax.set_xlabel(units.axis_label("arc length of the path", system, "length"))
         else:
-            label = "load multiplier" if _is_equilibrium(f) else units.axis_label("time", system)
-            ax.set_xlabel(label)
-        ax.set_title(f"{title}: {what}")
+            ax.set_xlabel(time_label(f, system, stepped))
+        fit_title(fig, ax, f"{title}: {what}")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small", ncol=2)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(output, dpi=120)
-        plt.close(fig)
-    return output
+    return fig
+
+
+FIGSIZE = (8, 4.5)  # inches
+DPI = 120
+
+
+def time_label(f, system, stepped: bool) -> str:
+    """The name of what a file's frames run over: the time, the total time through analysis
+    steps, the load factor of an equilibrium, the arc length of a path (its `time`)."""
+    if stepped:
+        return display_units.axis_label("total time", "time", system) + ", steps in turn"
+    if _is_path(f):  # path following: time is the arc length (docs/path_following.md)
+        return display_units.axis_label("arc length of the path", "length", system)
+    if _is_equilibrium(f):  # the load multiplier: docs/path_following.md's load factor
+        return "load factor"
+    return display_units.axis_label("time", "time", system)
+
+
+def frame_label(f, k: int, system) -> str:
+    """What frame k of a file is at, for a legend: 'load factor = 0.5' in an equilibrium or a
+    path (whose time is the load multiplier or the arc length, not a time), 'total time = 1.5
+    s' through analysis steps, 't = 0.01 s' otherwise."""
+    n = frame_count(f)
+    if "step" in f and len(np.unique(f["step"][:n])) > 1:
+        unit = display_units.shown("time", system).unit
+        return f"total time = {f['total_time'][k]:.6g} {unit}".rstrip()
+    if _is_equilibrium(f):
+        factor = f["load_factor"][k] if "load_factor" in f else f["time"][k]  # layout < 1.5
+        return f"load factor = {factor:.6g}"
+    unit = display_units.shown("time", system).unit
+    return f"t = {f['time'][k]:.6g} {unit}".rstrip()
+
+
+def fit_title(fig, ax, text: str):
+    """Set ax's title, broken at spaces onto more lines where one line would be wider than the
+    figure: a long case title with a long QUANTITY@SET ran off both edges and was cut."""
+    title = ax.set_title(text)
+    room = fig.bbox.width * 0.96  # a little margin either side
+    renderer = fig.canvas.get_renderer()
+    width = title.get_window_extent(renderer).width
+    chars = len(text)
+    while width > room and chars > 8:
+        # characters per line in proportion to the room, one fewer each time round
+        chars = min(chars - 1, int(chars * room / width))
+        title.set_text(textwrap.fill(text, chars, break_long_words=True))
+        width = title.get_window_extent(renderer).width
+    return title
 
 
 def _quantity(f, t, what: str, ax, n: int, system=None) -> None:
     name, quantity, data, labels, names, picks = _data(f, what, n)
+    show = display_units.quantity_shown(name, system)
     for i, label in enumerate(labels):
         for k in picks:
-            ax.plot(t, data[:, i, k], label=f"{label} {names[k]}".rstrip())
-    ax.set_ylabel(units.axis_label(quantity, system, name))
+            ax.plot(t, data[:, i, k] * show.factor, label=f"{label} {names[k]}".rstrip())
+    ax.set_ylabel(f"{quantity} [{show.unit}]" if show.unit else quantity)
 
 
-def _scalar(f, what: str, n: int, key: str):
+def _scalar(f, what: str, n: int, key: str, system=None):
     """(values (F,), label) of one curve: time, total_time, load_factor, or QUANTITY@SET
-    with one component on one node or element (or their mean over the set)."""
+    with one component on one node or element (or their mean over the set), as shown
+    (display_units: a stress in MPa)."""
     if what in SCALARS:
         return f[what][:n], what
     name, quantity, data, labels, names, picks = _data(f, what, n, mean=True)
@@ -128,7 +182,9 @@ def _scalar(f, what: str, n: int, key: str):
             f"{what!r}",
             key="plot",
         )
-    return data[:, 0, picks[0]], f"{labels[0]} {what}"
+    show = display_units.quantity_shown(name, system)
+    unit = f" [{show.unit}]" if show.unit else ""
+    return data[:, 0, picks[0]] * show.factor, f"{labels[0]} {what}{unit}"
 
 
 def _data(f, what: str, n: int, mean: bool = False):

@@ -5,6 +5,7 @@ import numpy as np
 
 from rodsim.case import units
 from rodsim.output_lock import holder
+from rodsim.post import display_units, plots
 from rodsim.results_reader import frame_count, layout_version, open_results, run_status
 
 
@@ -62,7 +63,7 @@ def describe(path) -> str:
             f"          momentum linear {np.array2string(lin, precision=6)}, "
             f"angular {np.array2string(ang, precision=6)}"
         )
-        lines += _stress_lines(f, len(t))
+        lines += _stress_lines(f, len(t), system)
         lines += _mode_lines(f, system) + _buckling_lines(f)
         if f.attrs.get("overrides"):
             lines.append(f"overrides {f.attrs['overrides']}")
@@ -70,9 +71,12 @@ def describe(path) -> str:
         return "\n".join(lines)
 
 
-def _stress_lines(f, n: int) -> list[str]:
+def _stress_lines(f, n: int, system=None) -> list[str]:
     """The envelope of the largest von Mises stress over the run and the most utilised element
-    and frame, for rods and plates (docs/stresses.md)."""
+    and frame, for rods and plates (docs/stresses.md); in MPa with a declared unit system
+    (display_units)."""
+    show = display_units.shown(display_units.STRESS, system)
+    unit = f" {show.unit}" if show.unit else ""
     lines = []
     for kind, group in (("rod", "rods"), ("plate", "plates")):
         path = f"{group}/von_mises_max"
@@ -82,8 +86,9 @@ def _stress_lines(f, n: int) -> list[str]:
         if not np.isfinite(vm).any():
             continue
         k, e = np.unravel_index(np.nanargmax(vm), vm.shape)
-        text = f"stress    {kind}s: largest von Mises {vm[k, e]:.6g} at {kind} element {e}, "
-        text += f"frame {k} (t = {f['time'][k]:.6g})"
+        largest = f"{vm[k, e] * show.factor:.6g}{unit}"
+        text = f"stress    {kind}s: largest von Mises {largest} at {kind} element {e}, "
+        text += f"frame {k} ({plots.frame_label(f, k, system)})"
         util = f[f"{group}/utilisation"][:n]
         if np.isfinite(util).any():
             ku, eu = np.unravel_index(np.nanargmax(util), util.shape)
@@ -95,11 +100,13 @@ def _stress_lines(f, n: int) -> list[str]:
 
 
 def _mode_lines(f, system) -> list[str]:
-    """The frequency table of a modal analysis (docs/modal.md)."""
+    """The frequency table of a modal analysis (docs/modal.md); in Hz with a declared unit
+    system (display_units)."""
     if "modes" not in f:
         return []
     g = f["modes"]
-    unit = f" [{system.label('1/time')}]" if system is not None else ""
+    show = display_units.shown(display_units.FREQUENCY, system)
+    unit = f" [{show.unit}]" if show.unit else ""
     lines = [
         f"modes     {len(g['frequency'])} about the {_about(g)} "
         f"(load {float(g.attrs.get('load', 0.0)):.6g})",
@@ -112,7 +119,8 @@ def _mode_lines(f, system) -> list[str]:
         if eig[k, 1] != 0.0:
             note += f"  complex: lambda = {eig[k, 0]:.6g} {eig[k, 1]:+.6g}i (flutter)"
         mass = ", ".join(f"{m:.4g}" for m in g["effective_mass"][k, :3])
-        lines.append(f"          {k + 1:4d}  {freq:14.6g}  {ratios[k]:13.4g}  {mass}{note}")
+        shown = freq * show.factor
+        lines.append(f"          {k + 1:4d}  {shown:14.6g}  {ratios[k]:13.4g}  {mass}{note}")
     return lines
 
 
