@@ -412,16 +412,23 @@ def validate(names, quick, report_dir, suite):
     import tempfile
     from pathlib import Path
 
+    from rodsim import progress
     from rodsim.validate import report, runner
     from rodsim.validate import suite as suites
 
     tier = "quick" if quick else "full"
     benches = suites.select(suite, names)
     outcomes = []
+    count = progress.Count("benchmarks")  # on a terminal, below the lines it prints for good
     with tempfile.TemporaryDirectory(prefix="rodsim-validate-") as tmp:
-        for bench in benches:  # results files are scratch: the report keeps the figures
-            click.echo(f"running {bench.number}. {bench.name} ({tier}) ...", err=True)
-            outcomes.append(runner.run_benchmark(bench, tier, Path(tmp)))
+        try:
+            for done, bench in enumerate(benches):  # results files are scratch
+                count.say(f"running {bench.number}. {bench.name} ({tier}) ...")
+                count(done, len(benches))
+                outcomes.append(runner.run_benchmark(bench, tier, Path(tmp)))
+            count(len(benches), len(benches))
+        finally:
+            count.close()
         click.echo(report.table(outcomes))
         click.echo(report.summary(outcomes))
         if report_dir:

@@ -109,9 +109,14 @@ def export(results, fmt, folder, table, frame, history, envelope, matrices, over
                           history, bool(envelope))  # fmt: skip
         click.echo(f"wrote {path}")
         return
+    from rodsim import progress
     from rodsim.post.export import export_vtk
 
-    pvd, n = export_vtk(results, folder)
+    count = progress.Count("frames")  # on a terminal, on stderr (docs/running.md)
+    try:
+        pvd, n = export_vtk(results, folder, progress=count)
+    finally:
+        count.close()
     click.echo(f"wrote {n} frames: {pvd}")
 
 
@@ -212,9 +217,12 @@ def plot(results, what, output, against, along, frames, envelope):
     type=click.Choice(["auto", "iso", "xy", "xz", "yz"]),
     default="auto",
     show_default=True,
-    help="Looking at which plane (auto: the plane of a flat structure, else iso); the "
-    "camera is fitted to every frame drawn.",
+    help="Looking at which plane (auto: the plane the structure and its motion lie closest "
+    "to, else iso).",
 )
+@click.option("--fit", type=click.Choice(["each", "all"]), default=None,
+              help="each: a movie's camera follows the structure (the default); all: one camera "
+              "holds every frame (the default of --mode and a .png).")  # fmt: skip
 @click.option("--camera", default=None, metavar="PX,PY,PZ/FX,FY,FZ/UX,UY,UZ",
               help="Camera position, focal point and view-up, instead of --view.")  # fmt: skip
 @click.option("--size", default=None, metavar="WxH", help="Picture size in pixels (default "
@@ -232,19 +240,24 @@ def plot(results, what, output, against, along, frames, envelope):
               help="Colour range (default: the values' range over the frames drawn).")  # fmt: skip
 @click.option("--cmap", default="viridis", show_default=True, help="Matplotlib colour map.")
 @_handle_errors
-def render(
-    results, output, field, frames, at, reference, mode, view, camera, size, fps, scale, clim, cmap
-):
+def render(results, output, field, frames, at, reference, mode, view, fit, camera, size, fps,
+           scale, clim, cmap):  # fmt: skip
     """Draw RESULTS off-screen: rods with their sections, plates with their thickness,
     coloured by a field (needs rodsim[render])."""
+    from rodsim import progress
     from rodsim.post.render import render as draw
     from rodsim.results_reader import incomplete_warning
 
     warning = incomplete_warning(results)
     if warning:
         click.echo(warning, err=True)
-    path = draw(
-        results, output, field=field, frames=frames, mode=mode, view=view, camera=camera,
-        size=size, fps=fps, scale=scale, clim=clim, cmap=cmap, time=at, reference=reference,
-    )  # fmt: skip
+    count = progress.Count("frames")  # on a terminal, on stderr (docs/running.md)
+    try:
+        path = draw(
+            results, output, progress=count, field=field, frames=frames, mode=mode, view=view,
+            fit=fit, camera=camera, size=size, fps=fps, scale=scale, clim=clim, cmap=cmap,
+            time=at, reference=reference,
+        )  # fmt: skip
+    finally:
+        count.close()
     click.echo(f"wrote {path}")

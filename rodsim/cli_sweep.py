@@ -1,40 +1,23 @@
 """``rodsim sweep`` (docs/sweeps.md): its options and its progress bar, on rodsim.sweep;
 registered on the ``rodsim`` group by rodsim.cli."""
 
-import os
-import sys
-import time
-
 import click
 
+from rodsim import progress
 from rodsim.cli import _handle_errors, main
 
 
-class Bar:
+class Bar(progress.Line):
     """One line on a terminal: done / failed / running of total, and the time left; nothing
-    where standard error is not a terminal or CI is set."""
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled and sys.stderr.isatty() and not os.environ.get("CI")
-        self.last = 0.0
+    where standard error is not a terminal or CI is set (rodsim.progress)."""
 
     def __call__(self, c: dict) -> None:
-        if not self.enabled or (time.monotonic() - self.last < 0.2 and c["running"]):
-            return
-        self.last = time.monotonic()
-        width = 30
-        full = int(width * (c["done"] + c["failed"]) / max(1, c["total"]))
-        eta = f", about {c['eta']:.0f} s left" if c["eta"] is not None and c["running"] else ""
-        click.echo(
-            f"\r[{'#' * full}{'.' * (width - full)}] {c['done']} done, {c['failed']} failed, "
-            f"{c['running']} running of {c['total']}{eta}   ",
-            nl=False,
-            err=True,
+        eta = progress.left(c["eta"]) if c["running"] else ""
+        self.show(
+            f"{progress.bar((c['done'] + c['failed']) / max(1, c['total']))} {c['done']} done, "
+            f"{c['failed']} failed, {c['running']} running of {c['total']}{eta}",
+            force=not c["running"],
         )
-
-    def close(self) -> None:
-        if self.enabled:
-            click.echo("", err=True)
 
 
 @main.command()

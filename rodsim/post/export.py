@@ -9,8 +9,9 @@ from rodsim.results_reader import frame_count, open_results, read_frame
 from rodsim.writers.vtk import SeriesWriter
 
 
-def export_vtk(results, folder=None) -> tuple[Path, int]:
-    """Write <stem>.pvd and <stem>_vtk/ into folder (default: next to the results file)."""
+def export_vtk(results, folder=None, progress=None) -> tuple[Path, int]:
+    """Write <stem>.pvd and <stem>_vtk/ into folder (default: next to the results file);
+    progress(done, total): frames written of the total, at 0 and after each frame."""
     results = Path(results)
     out = Path(folder) if folder is not None else results.parent
     try:
@@ -19,12 +20,12 @@ def export_vtk(results, folder=None) -> tuple[Path, int]:
         raise ResourceError(f"cannot make the folder {out}: {exc.strerror or exc}") from None
     pvd = out / f"{results.stem}.pvd"
     try:
-        return _write_series(results, pvd)
+        return _write_series(results, pvd, progress or (lambda done, total: None))
     except OSError as exc:
         raise ResourceError(f"cannot write the series {pvd}: {exc.strerror or exc}") from None
 
 
-def _write_series(results: Path, pvd: Path) -> tuple[Path, int]:
+def _write_series(results: Path, pvd: Path, progress) -> tuple[Path, int]:
     with open_results(results) as f:
         points = f["mesh/points"][()]
         conn = f["mesh/rods"][()] if "mesh/rods" in f else np.zeros((0, 2), np.int64)
@@ -32,6 +33,8 @@ def _write_series(results: Path, pvd: Path) -> tuple[Path, int]:
         frames0 = f["mesh/frames"][()]
         with SeriesWriter(pvd, points, conn, plates) as series:
             n = frame_count(f)
+            progress(0, n)
             for k in range(n):
                 series.write(read_frame(f, k, frames0))
+                progress(k + 1, n)
         return pvd, n

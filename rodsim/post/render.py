@@ -17,6 +17,7 @@ from rodsim import interrupts
 from rodsim.case import units
 from rodsim.errors import CaseError, Interrupted, ResourceError
 from rodsim.post import movie as movies
+from rodsim.post import render_camera as cameras
 from rodsim.post import render_options as options
 from rodsim.post import render_scene as scene
 from rodsim.post.plots import _is_equilibrium, _is_path
@@ -161,27 +162,27 @@ def _layout_units(name: str) -> str:
     return "1"
 
 
-def _camera(pl, bounds: np.ndarray, nodes: np.ndarray, o) -> None:
-    """Fit the camera to bounds (2,3) (every frame drawn) from the view, or place it as given;
-    nodes (2,3): the box of the nodes' positions over the frames, which picks the auto view."""
+def _cameras(scan, extra: np.ndarray, o, size, movie: bool) -> list:
+    """One render_camera.Shot per shot drawn: o.camera as given; else from the view, fitted to
+    every frame's box (fit all, and a picture) or following the structure (fit each); extra
+    (2,3): the box of what is drawn in every frame besides (the reference), or inf, -inf."""
     if o.camera is not None:
-        pl.camera_position = [o.camera.position, o.camera.focal, o.camera.up]
-    else:
-        extent = np.ptp(nodes, axis=0)
-        view = o.view
-        if view == "auto":  # a flat structure, or a flat motion, faces the camera
-            thin = int(np.argmin(extent))
-            view = ("yz", "xz", "xy")[thin] if extent[thin] < 0.05 * extent.max() else "iso"
-        direction, up = {
-            "iso": ((1.0, 1.0, 1.0), (0.0, 0.0, 1.0)),
-            "xy": ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0)),
-            "xz": ((0.0, -1.0, 0.0), (0.0, 0.0, 1.0)),
-            "yz": ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
-        }[view]
-        centre = bounds.mean(axis=0)
-        pl.camera_position = [tuple(centre + np.array(direction)), tuple(centre), up]
-        pl.renderer.ResetCamera(*np.column_stack([bounds[0], bounds[1]]).ravel())
-    pl.renderer.ResetCameraClippingRange(*np.column_stack([bounds[0], bounds[1]]).ravel())
+        return [cameras.Shot(o.camera.position, o.camera.focal, o.camera.up)] * len(scan.boxes)
+    direction, up = cameras.view(o.view, scan.spread)
+    angle, aspect = 30.0, size[0] / size[1]  # VTK's default view angle, vertical, degrees
+    boxes = np.stack(
+        [np.minimum(scan.boxes[:, 0], extra[0]), np.maximum(scan.boxes[:, 1], extra[1])], axis=1
+    )
+    if _fit(o, movie) == "each":
+        return cameras.follow(boxes, direction, up, angle, aspect, o.fps)
+    whole = np.array([boxes[:, 0].min(axis=0), boxes[:, 1].max(axis=0)])
+    return [cameras.fit(whole, direction, up, angle, aspect)] * len(boxes)
+
+
+def _fit(o, movie: bool) -> str:
+    """--fit, or its default: each frame for a movie of frames, all frames for a mode's
+    animation (an oscillation about one state: a still camera shows it) and a picture."""
+    return o.fit or ("each" if movie and o.mode is None else "all")
 
 
 class _Drawing(NamedTuple):
@@ -203,44 +204,46 @@ def _scalars(drawing: _Drawing, values: tuple, field) -> np.ndarray:
 
 
 def _shots(f, o, field, movie: bool, system, n: int):
-    """A function giving the shots to draw, afresh on each call (two passes read the file)."""
+    """A function giving the shots to draw, afresh on each call (two passes read the file),
+    and how many it gives."""
     if o.mode is not None:
-        return lambda: mode_shots(f, o.mode, field, o.scale, movie, system)
+        count = MODE_FRAMES if movie else 1
+        return lambda: mode_shots(f, o.mode, field, o.scale, movie, system), count
     if o.time is not None:
         if movie:
             raise CaseError("--time picks one frame, for a .png", key="--time")
         picked = [_nearest(f, o.time, n)]
     else:
         picked = options.frames(o.frames, n, movie)
-    return lambda: frame_shots(f, picked, field, o.scale, system)
+    return lambda: frame_shots(f, picked, field, o.scale, system), len(picked)
 
 
 class _Scan(NamedTuple):
-    bounds: np.ndarray  # (2,3) of the surfaces over every shot
-    nodes: np.ndarray  # (2,3) of the nodes over every shot
+    boxes: np.ndarray  # (S,2,3) of the surfaces drawn in each shot
+    spread: cameras.Spread  # of the nodes over every shot
     values: tuple  # (least, largest) of the field, inf and -inf where it has none
 
 
 def _scan(shots, drawings, field, watch) -> _Scan:
     """Pass 1 over the shots: what the camera and the colour range must hold."""
-    low, high = np.full((2, 3), np.inf), np.full((2, 3), -np.inf)
+    boxes, spread = [], cameras.Spread.empty()
     vmin, vmax = np.inf, -np.inf
     for shot in shots():
         _stop_if_asked(watch)
-        low[1], high[1] = (
-            np.minimum(low[1], shot.x.min(axis=0)),
-            np.maximum(high[1], shot.x.max(axis=0)),
-        )
+        spread = spread.add(shot.x)
+        low, high = np.full(3, np.inf), np.full(3, -np.inf)
         for d in drawings:
             p = d.place(shot)
-            low[0], high[0] = np.minimum(low[0], p.min(axis=0)), np.maximum(high[0], p.max(axis=0))
+            low, high = np.minimum(low, p.min(axis=0)), np.maximum(high, p.max(axis=0))
             if field.name != "none":
                 v = _scalars(d, shot.values, field)
                 if np.isfinite(v).any():
                     vmin, vmax = min(vmin, np.nanmin(v)), max(vmax, np.nanmax(v))
-    if not (np.isfinite(low).all() and np.isfinite(high).all()):
+        boxes.append((low, high))
+    boxes = np.array(boxes)
+    if not (np.isfinite(boxes).all() and np.isfinite(spread.box).all()):
         raise CaseError("the picture has no finite extent (a --scale too large?)", key="--scale")
-    return _Scan(np.array([low[0], high[0]]), np.array([low[1], high[1]]), (vmin, vmax))
+    return _Scan(boxes, spread, (vmin, vmax))
 
 
 def _stop_if_asked(watch) -> None:
@@ -248,12 +251,51 @@ def _stop_if_asked(watch) -> None:
         raise Interrupted(f"render stopped by {watch.name}: nothing written", signal=watch.signal)
 
 
-def render(path, output=None, **given) -> Path:
+class _Plan(NamedTuple):
+    shots: object  # () -> the shots, afresh
+    total: int  # how many
+    drawings: list
+    scan: _Scan
+    system: object  # the case's unit system, or None
+    size: tuple  # of the picture, pixels
+
+
+def _plan(f, path: Path, o, field, output: Path, watch, tell, pv) -> _Plan:
+    """What a render of the open results file f to output draws, and pass 1 over it."""
+    n = frame_count(f)
+    if n == 0:
+        raise CaseError("the file holds no frame", file=str(path))
+    raw = f.attrs.get("units", "")
+    system = units.from_attribute(raw.decode() if isinstance(raw, bytes) else str(raw))
+    movie = output.suffix.lower() != ".png"
+    shots, total = _shots(f, o, field, movie, system, n)
+    tell(0, total)
+    drawings = _surfaces(f, pv)
+    scan = _scan(shots, drawings, field, watch)
+    size = o.size or ((640, 480) if output.suffix.lower() == ".gif" else (1024, 768))
+    return _Plan(shots, total, drawings, scan, system, size)
+
+
+def camera_path(path, output, **given) -> list:
+    """The cameras (render_camera.Shot, one per frame drawn) of render(path, output, **given),
+    found without drawing (docs/render.md, "Camera")."""
+    path, o = Path(path), options.make(**given)
+    field = scene.parse_field(o.field)
+    output = options.output_path(path, output, o)
+    with open_results(path) as f, interrupts.watch() as watch:
+        plan = _plan(f, path, o, field, output, watch, lambda done, total: None, pyvista())
+        extra = _reference_box(f, plan.drawings) if o.reference else _NOTHING
+        return _cameras(plan.scan, extra, o, plan.size, output.suffix.lower() != ".png")
+
+
+def render(path, output=None, progress=None, **given) -> Path:
     """Draw a results file's frames (or a mode) to output (default: render_options.output_path)
     as the keyword options of render_options.Options say (docs/render.md); return the path
-    written. CaseError (exit 2) for options no picture has, ResourceError (exit 4) where it
-    cannot be written, Interrupted where a signal stopped it (nothing is written then)."""
+    written. progress(done, total): frames drawn of the total, at 0 and after each frame.
+    CaseError (exit 2) for options no picture has, ResourceError (exit 4) where it cannot be
+    written, Interrupted where a signal stopped it (nothing is written then)."""
     path, o = Path(path), options.make(**given)
+    tell = progress or (lambda done, total: None)
     field = scene.parse_field(o.field)
     output = options.output_path(path, output, o)
     movie = output.suffix.lower() != ".png"
@@ -261,27 +303,23 @@ def render(path, output=None, **given) -> Path:
         movies.ffmpeg()
     pv = pyvista()
     with open_results(path) as f, interrupts.watch() as watch:
-        n = frame_count(f)
-        if n == 0:
-            raise CaseError("the file holds no frame", file=str(path))
-        raw = f.attrs.get("units", "")
-        system = units.from_attribute(raw.decode() if isinstance(raw, bytes) else str(raw))
-        shots = _shots(f, o, field, movie, system, n)
-        drawings = _surfaces(f, pv)
-        scan = _scan(shots, drawings, field, watch)
+        plan = _plan(f, path, o, field, output, watch, tell, pv)
+        shots, total, drawings, scan, system, size = plan
         clim = o.clim or _range(*scan.values)
-        size = o.size or ((640, 480) if output.suffix.lower() == ".gif" else (1024, 768))
         pl = pv.Plotter(off_screen=True, window_size=list(size))
         writer = movies.Movie(output, o.fps)
         try:
-            bounds = _dress(pl, f, drawings, field, clim, o, _bar_title(field, o.field, system))
-            bounds = np.array(
-                [np.minimum(bounds[0], scan.bounds[0]), np.maximum(bounds[1], scan.bounds[1])]
-            )
-            _camera(pl, bounds, scan.nodes, o)
+            _dress(pl, f, drawings, field, clim, o, _bar_title(field, o.field, system))
+            extra = _reference_box(f, drawings) if o.reference else _NOTHING
+            views = _cameras(scan, extra, o, size, movie)
             title = f.attrs.get("title", "") or path.stem
-            for shot in shots():
+            for done, (shot, camera, box) in enumerate(
+                zip(shots(), views, scan.boxes, strict=True), 1
+            ):
                 _stop_if_asked(watch)
+                pl.camera_position = [camera.position, camera.focal, camera.up]
+                near = np.array([np.minimum(box[0], extra[0]), np.maximum(box[1], extra[1])])
+                pl.renderer.ResetCameraClippingRange(*near.T.ravel())
                 for d in drawings:
                     d.mesh.points = d.place(shot)
                     if field.name != "none" and clim is not None:
@@ -291,6 +329,7 @@ def render(path, output=None, **given) -> Path:
                             color="black", name="label")  # fmt: skip
                 pl.render()
                 writer.add(pl.screenshot(return_img=True))
+                tell(done, total)
             writer.finish()
         except OSError as exc:
             writer.abandon()
@@ -306,9 +345,9 @@ def render(path, output=None, **given) -> Path:
     return output
 
 
-def _dress(pl, f, drawings, field, clim, o, bar: str) -> np.ndarray:
+def _dress(pl, f, drawings, field, clim, o, bar: str) -> None:
     """Put the drawings (and the reference, with o.reference) in the plotter with their
-    colouring; return the box (2,3) the reference adds to the camera's."""
+    colouring."""
     pl.set_background("white")
     labels = 5 if pl.window_size[0] >= 640 else 3  # a narrow bar cannot hold five numbers
     for d in drawings:
@@ -323,19 +362,29 @@ def _dress(pl, f, drawings, field, clim, o, bar: str) -> np.ndarray:
                              "vertical": False, "position_x": 0.2, "position_y": 0.03,
                              "height": 0.08, "width": 0.6, "n_labels": labels},
         )  # fmt: skip
-    low, high = np.full(3, np.inf), np.full(3, -np.inf)
     if o.reference:  # the undeformed structure, faint, behind the frames
-        points = f["mesh/points"][()]
-        rest = Shot(points, np.broadcast_to(np.eye(3), (len(points), 3, 3)), (), "")
+        rest = _rest(f)
         for d in drawings:
             ghost = d.mesh.copy(deep=True)
             ghost.points = d.place(rest)
-            low, high = (
-                np.minimum(low, ghost.points.min(axis=0)),
-                np.maximum(high, ghost.points.max(axis=0)),
-            )
             pl.add_mesh(ghost, color="grey", opacity=0.3)
-    return np.array([low, high])
+
+
+_NOTHING = np.array([np.full(3, np.inf), np.full(3, -np.inf)])  # the box of nothing
+
+
+def _rest(f) -> Shot:
+    """The undeformed structure, as a shot."""
+    points = f["mesh/points"][()]
+    return Shot(points, np.broadcast_to(np.eye(3), (len(points), 3, 3)), (), "")
+
+
+def _reference_box(f, drawings) -> np.ndarray:
+    """(2,3) the box of the undeformed structure's surfaces (--reference draws them)."""
+    rest = _rest(f)
+    points = [d.place(rest) for d in drawings]
+    return np.array([np.min([p.min(axis=0) for p in points], axis=0),
+                     np.max([p.max(axis=0) for p in points], axis=0)])  # fmt: skip
 
 
 def _range(vmin: float, vmax: float):

@@ -13,6 +13,7 @@ from rodsim.errors import CaseError
 KINDS = (".png", ".gif", ".mp4")
 HEADERS = {".png": (0, b"\x89PNG"), ".gif": (0, b"GIF8"), ".mp4": (4, b"ftyp")}
 VIEWS = ("auto", "iso", "xy", "xz", "yz")
+FITS = ("each", "all")
 LARGEST = 8192  # pixels a side: VTK's off-screen buffers, and memory, end about there
 MAX_FRAMES = 300  # a movie of a longer run shows this many, evenly picked, unless --frames says
 
@@ -26,7 +27,9 @@ class Camera(NamedTuple):
 class Options(NamedTuple):
     """What to draw: field (QUANTITY[.C] or none), frames (one frame number or a slice
     'start:stop:step', as text), time (the frame nearest it), mode (from 1; None: none), view,
-    camera (a Camera or None), size ((width, height) or None: 1024 x 768, a .gif 640 x 480),
+    fit ("each": a movie's camera follows the structure, "all": one camera holds every frame;
+    None: each for a movie of frames, all for a mode or a picture), camera (a Camera or None),
+    size ((width, height) or None: 1024 x 768, a .gif 640 x 480),
     fps, scale (of displacements and rotations), clim ((low, high) or None), cmap (a
     matplotlib colour map), reference (also the undeformed structure, faint grey)."""
 
@@ -35,6 +38,7 @@ class Options(NamedTuple):
     time: float | None = None
     mode: int | None = None
     view: str = "auto"
+    fit: str | None = None
     camera: Camera | None = None
     size: tuple | None = None
     fps: float = 12.0
@@ -111,9 +115,13 @@ def make(**given) -> Options:
         raise CaseError("give --frames or --time, not both", key="--time")
     if o.view not in VIEWS:
         raise CaseError(f"expected one of {', '.join(VIEWS)}, got {o.view!r}", key="--view")
+    if o.fit is not None and o.fit not in FITS:
+        raise CaseError(f"expected one of {', '.join(FITS)}, got {o.fit!r}", key="--fit")
     if o.camera is not None:
         if o.view != "auto":
             raise CaseError("--camera places the camera: give it without --view", key="--camera")
+        if o.fit is not None:
+            raise CaseError("--camera places the camera: give it without --fit", key="--camera")
         o = o._replace(camera=o.camera if isinstance(o.camera, Camera) else _camera(o.camera))
     if o.size is not None:
         size = _numbers(o.size, "--size", 2, "WIDTHxHEIGHT in pixels, e.g. 1280x720", int)
