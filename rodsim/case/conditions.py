@@ -15,6 +15,7 @@ from rodsim.case.fields import (
     nonnegative,
     vector,
 )
+from rodsim.case.initial_schema import SHAPE
 from rodsim.case.schema import (
     Boolean,
     Constant,
@@ -315,6 +316,7 @@ def _profile_along(data, path: Path):
 
 _profile_along.__doc__ = "along and profile come together"
 
+
 INITIAL_FIELD = Record(
     (
         Field("set", SET_NAME, "node set whose nodes get these"),
@@ -353,9 +355,24 @@ def _from_or_motion(data, path: Path):
             "give either from (a frame's positions, rotations and momenta) or velocity, "
             "angular_velocity and fields, not both",
         )
+    if data["shape"] and data["from"] is not None:
+        raise fail(
+            (*path, "shape"),
+            "give either from (a frame's positions, rotations and momenta) or shape, not both",
+        )
+    if data["shape"] and (moving or data["fields"]):
+        raise fail(
+            (*path, "shape"),
+            "a shape starts at rest: give shape without velocity, angular_velocity and "
+            "fields (to start a shape moving, run it and start from its frame with from)",
+        )
 
 
-_from_or_motion.__doc__ = "from is not given with a velocity, angular velocity or fields"
+_from_or_motion.__doc__ = (
+    "from is not given with a velocity, angular velocity, fields or shape; shape not with "
+    "velocity, angular velocity or fields"
+)
+
 
 INITIAL = Record(
     (
@@ -391,6 +408,13 @@ INITIAL = Record(
             Number(integer=True, dim="1"),
             "the frame of `from`, from 0; negative counts from the last complete frame",
             default=-1,
+        ),
+        Field(
+            "shape",
+            ListOf(SHAPE),
+            "start from rest in a deformed shape, the reference staying stress-free "
+            "(dynamic analyses, rods; later entries over earlier ones)",
+            default=(),
         ),
     ),
     rules=(_from_or_motion,),

@@ -223,6 +223,56 @@ class InitialField:
 
 
 @dataclass(frozen=True)
+class ShapeFile:
+    """initial.shape entry `{file: ...}`: every node's position (and rotation, where the file
+    has d1 d2 d3) from a mesh file of the case's nodes (rodsim.case.initial_shape)."""
+
+    file: str
+
+
+@dataclass(frozen=True)
+class ShapeArc:
+    center: Vec3
+    radius: float
+    start: Vec3
+    normal: Vec3
+    angle: float  # degrees
+
+
+@dataclass(frozen=True)
+class ShapeHelix:
+    center: Vec3
+    axis: Vec3
+    start: Vec3
+    pitch: float
+    turns: float
+
+
+@dataclass(frozen=True)
+class Formulas:
+    """Three formulas of the arc length s (rodsim.case.expression), as written."""
+
+    x: str | float
+    y: str | float
+    z: str | float
+
+
+@dataclass(frozen=True)
+class ShapePart:
+    """initial.shape entry `{part: ...}`: a rod part started on a curve, formulas of s, or
+    its reference stretched; twisted about its tangent (rodsim.case.initial_shape)."""
+
+    part: str
+    arc: ShapeArc | None
+    helix: ShapeHelix | None
+    points: tuple[Vec3, ...] | None
+    position: Formulas | None
+    displacement: Formulas | None
+    stretch: float
+    twist: float
+
+
+@dataclass(frozen=True)
 class Initial:
     velocity: Vec3
     angular_velocity: Vec3
@@ -230,6 +280,7 @@ class Initial:
     fields: tuple[InitialField, ...] = ()
     from_: str | None = None
     frame: int = -1
+    shape: tuple[ShapeFile | ShapePart, ...] = ()
 
 
 @dataclass(frozen=True)
