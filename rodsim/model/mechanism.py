@@ -4,8 +4,10 @@ A rigid motion of a connected part of the structure (its rods and plates joined 
 shared nodes) is u_a = t + omega x (x_a - c), theta_a = omega at its nodes a, with c the part's
 centroid: six of them, translations t along e1, e2, e3 and rotations omega about them. It is
 free when no support restrains it: every fixed or prescribed component of it is zero, and the
-elastic supports do no work along it (r^T K r = 0 with K the tangent stiffness at the
-reference, which holds the springs and foundations; the elements give 0 to round-off).
+elastic supports' stiffness along it, r^T K_s r, is negligible against the part's own bending
+stiffness scale B / L^3 (restraint()). K_s is the supports' tangent at the reference, taken
+from the supports alone: the elements' stiffness (GA / h on fine meshes of shear-rigid
+sections) leaves no round-off in it, and neither it nor the mesh enters the scale.
 
 An equilibrium needs the loads balanced along every free motion. Along a free translation
 a net dead force has no balance at all (the potential -F.t falls without bound); along a
@@ -23,14 +25,17 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from rodsim.integrators import implicit, modal
 from rodsim.model import forces
 
 DOFS = ("ux", "uy", "uz", "rx", "ry", "rz")
 # a rigid motion is free when its constraints vanish to this (relative to the motion's size)
-# and the springs' work along it is below RESTRAINT of the stiffest element's diagonal
 FREE_TOL = 1e-8
-RESTRAINT = 1e-9
+# and the supports' stiffness along it is below RESTRAINT of the part's bending scale B / L^3:
+# a softer support lets the part move rigidly over 1e6 times farther than the same load bends
+# it (P / k against P L^3 / B), so it holds the part within its own size only under loads
+# that bend it by less than 1e-6 of that size, loads that strain nothing; the physical
+# foundations and springs of rodsim's cases are 1e3 to 1e5 times that scale
+RESTRAINT = 1e-6
 # the loads drive a free motion when their work along it exceeds this part of their size
 DRIVEN = 1e-9
 
@@ -78,8 +83,8 @@ def rigid_basis(x: np.ndarray, center: np.ndarray, size: float) -> np.ndarray:
 def free_motions(model, group: str, times=(1.0,)) -> list[FreeMotions]:
     """The free rigid motions of each connected part of model with any (parts held
     completely are left out), and the applied loads' work along them at each of times (the
-    largest; the net force and forces at the time of the largest)."""
-    n = model.n_nodes
+    largest; the net force and forces at the time of the largest). group (the kernels'
+    choice) does not change the supports' stiffness at the reference."""
     labels = parts(model)
     loose = []  # parts that the fixed and prescribed components leave some rigid motion
     for label in np.unique(labels):
@@ -91,22 +96,14 @@ def free_motions(model, group: str, times=(1.0,)) -> list[FreeMotions]:
         basis = _null(r[model.fixed[nodes]], FREE_TOL)
         if basis.shape[1]:
             loose.append((nodes, center, size, r, basis))
-    if not loose:  # the common case: no stiffness matrix needed
+    if not loose:  # the common case: no supports to look at
         return []
-    quat = np.empty((n, 4))
-    implicit.quaternions(model.rot0, quat)
-    k, _ = modal.matrices(model, group, model.x0, model.rot0, quat, 0.0)
-    k = k.tocsr()
-    stiff = float(np.abs(k.diagonal()).max()) or 1.0
     loads = [forces.applied_loads(model.terms, model.x0, model.rot0, t) for t in times]
     out = []
     for nodes, center, size, r, basis in loose:
-        full = np.zeros((6 * n, 6))
-        full.reshape(n, 6, 6)[nodes] = r
-        springs = full.T @ (k @ full)
-        s = basis.T @ springs @ basis
+        s = basis.T @ support_work(model, nodes, r) @ basis
         w, v = np.linalg.eigh(0.5 * (s + s.T))
-        basis = basis @ v[:, np.abs(w) <= RESTRAINT * stiff * len(nodes)]
+        basis = basis @ v[:, w <= RESTRAINT * bending_scale(model, labels, nodes[0], size)]
         if basis.shape[1] == 0:
             continue
         works = []
@@ -119,6 +116,34 @@ def free_motions(model, group: str, times=(1.0,)) -> list[FreeMotions]:
         pushed = bool(np.abs(f[nodes]).max() > DRIVEN * scale / len(nodes))
         out.append(FreeMotions(nodes, center, size, basis, g, scale, f[nodes].sum(axis=0), pushed))
     return out
+
+
+def support_work(model, nodes: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """(6, 6) the supports' stiffness along the rigid motions r (K, 6, 6) of the part with
+    nodes (K,) (sorted): r^T K_s r with K_s their tangent at the reference, exactly (no
+    element in it). There u = 0 and psi = Lambda0^T theta, so a support stores
+    1/2 (u.K_t u + psi.K_r psi) (rodsim/model/supports.py)."""
+    sup = model.supports
+    mine = np.isin(sup.node, nodes)
+    if not mine.any():
+        return np.zeros((6, 6))
+    at = r[np.searchsorted(nodes, sup.node[mine])]  # (S, 6, 6) the motions at the supports
+    psi = np.einsum("sji,sjm->sim", sup.r0[mine], at[:, 3:])  # reference-frame components
+    return np.einsum("sim,sij,sjn->mn", at[:, :3], sup.k_t[mine], at[:, :3]) + np.einsum(
+        "sim,sij,sjn->mn", psi, sup.k_r[mine], psi
+    )
+
+
+def bending_scale(model, labels: np.ndarray, label_node: int, size: float) -> float:
+    """B / L^3, the part's bending stiffness scale (force per length): B its stiffest bending
+    stiffness, the rods' EI2, EI3 and the plates' D11, D22 times the part's extent L = size
+    (a strip as wide as the part); 0 for a part without elements."""
+    label = labels[label_node]
+    rods = labels[model.rods.conn[:, 0]] == label
+    plates = labels[model.plates.conn[:, 0]] == label
+    stiff = [model.rods.c2[rods, 1:].ravel()]
+    stiff.append(model.plates.d_mat[plates][:, [0, 1], [0, 1]].ravel() * size)
+    return float(np.concatenate(stiff).max(initial=0.0)) / size**3
 
 
 def dead_forces(model, t: float = 1.0) -> np.ndarray:

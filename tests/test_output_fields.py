@@ -1,0 +1,173 @@
+"""output.fields (docs/results.md, "Choosing the datasets"): a run writes only the per-frame
+datasets it keeps, does not recover stresses it does not keep, records its choice in the
+`fields` attribute, and every reader says "not written: add it to output.fields" for a left-out
+dataset; the estimates of `rodsim check` follow it and show the ParaView series' share."""
+
+from pathlib import Path
+
+import h5py
+import meshio
+import pytest
+from click.testing import CliRunner
+
+import rodsim
+from rodsim import estimates, output, run
+from rodsim.cli import main
+from rodsim.errors import CaseError
+from rodsim.results_format import ALWAYS_WRITTEN, CHOOSABLE, FRAME_DATASETS
+
+INPUTS = Path(__file__).resolve().parents[1] / "inputs"
+FRAME = INPUTS / "frame" / "frame.yaml"  # rods with shaped sections: stresses recovered
+SHORT = ("solver.t_end=0.002", "output.interval=0.0005")  # 5 frames
+RESULTANTS = "[nodes/velocity, rods/force, rods/moment, rods/strain, rods/curvature]"
+
+
+def _run(tmp_path, *overrides, vtk=False, name="r.h5"):
+    prep = run.prepare(FRAME, (*SHORT, *overrides))
+    out = tmp_path / name
+    run.execute(prep, out, vtk=vtk, handle_signals=False)
+    return prep, out
+
+
+def _cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_only_the_chosen_datasets_are_written(tmp_path):
+    _, out = _run(tmp_path, f"output.fields={RESULTANTS}")
+    chosen = {"nodes/velocity", "rods/force", "rods/moment", "rods/strain", "rods/curvature"}
+    with h5py.File(out, "r") as f:
+        assert list(f.attrs["fields"]) == [p for p in CHOOSABLE if p in chosen]
+        for d in FRAME_DATASETS:
+            assert (d.path in f) == (not d.choosable or d.path in chosen), d.path
+        assert f.attrs["layout_minor"] >= 7
+
+
+def test_the_default_writes_everything_as_before(tmp_path):
+    _, out = _run(tmp_path)
+    with h5py.File(out, "r") as f:
+        assert set(f.attrs["fields"]) == set(CHOOSABLE)
+        for path in ("nodes/velocity", "nodes/reaction_force", "rods/von_mises_max"):
+            assert path in f
+
+
+def test_groups_and_the_empty_list(tmp_path):
+    _, out = _run(tmp_path, "output.fields=[rods/*]", name="rods.h5")
+    _, none = _run(tmp_path, "output.fields=[]", name="none.h5")
+    with h5py.File(out, "r") as f, h5py.File(none, "r") as g:
+        assert "rods/von_mises_max" in f and "rods/force" in f and "nodes/velocity" not in f
+        assert not [d.path for d in FRAME_DATASETS if d.choosable and d.path in g]
+        for path in (*ALWAYS_WRITTEN, "time", "energy/total", "momentum/linear"):
+            assert path in g  # always written
+
+
+def test_stresses_left_out_are_not_recovered(tmp_path, monkeypatch):
+    calls = []
+    recover = output.stress_fields
+    monkeypatch.setattr(output, "stress_fields", lambda *a: calls.append(1) or recover(*a))
+    _run(tmp_path, f"output.fields={RESULTANTS}", name="a.h5")
+    assert calls == []
+    _run(tmp_path, name="b.h5")  # the default recovers them at every frame
+    assert len(calls) == 5
+
+
+@pytest.mark.parametrize(
+    "fields, words",
+    [
+        ("[nodes/bogus]", ["output.fields[0]", "expected one of", "rods/von_mises_max"]),
+        ("[rods/force, rods/force]", ["output.fields[1]", "listed twice"]),
+        ("[rods/stress]", ["output.fields", "output.stresses: points"]),
+        ("nodes/velocity", ["output.fields", "expected a list"]),
+    ],
+)
+def test_invalid_fields_are_input_errors(tmp_path, fields, words):
+    result = _cli("check", FRAME, "--set", f"output.fields={fields}")
+    assert result.exit_code == 2, result.output
+    for word in words:
+        assert word in result.output
+
+
+def test_fields_belong_to_the_case_not_a_step(tmp_path):
+    case = next((INPUTS / "steps").glob("*.yaml"))  # a case with analysis steps
+    result = _cli("check", case, "--set", "steps[0].output.fields=[]")
+    assert result.exit_code == 2, result.output
+    assert "case level" in result.output
+
+
+def test_reading_a_left_out_dataset_says_so(tmp_path):
+    _, out = _run(tmp_path, f"output.fields={RESULTANTS}", vtk=True)
+    r = rodsim.read_results(out)
+    assert r.force.shape == (5, 26, 3)  # kept ones read as ever
+    for use in (lambda: r.reaction_force[0], lambda: r.rod_von_mises_max.max()):
+        with pytest.raises(CaseError, match="not written: add it to output.fields"):
+            use()
+    frame = r.frame(4)  # a frame of it still builds
+    with pytest.raises(CaseError, match="nodes/angular_velocity not written"):
+        frame.angular_velocity.sum()
+    # the commands: a clear message and exit 2 for what is asked, the rest works
+    sets = list(h5py.File(out, "r")["mesh/sets"])
+    bad = _cli("plot", out, f"angular_velocity@{sets[0]}", "-o", tmp_path / "p.png")
+    assert bad.exit_code == 2 and "nodes/angular_velocity not written" in bad.output
+    bad = _cli("plot", out, f"von_mises_max@{sets[0]}", "-o", tmp_path / "p.png")
+    assert bad.exit_code == 2 and "rods/von_mises_max not written" in bad.output
+    assert _cli("plot", out, f"velocity@{sets[0]}", "-o", tmp_path / "p.png").exit_code == 0
+    assert _cli("info", out).exit_code == 0
+    for fmt in ("vtk", "xdmf"):
+        assert _cli("export", out, "--format", fmt, "-o", tmp_path / fmt).exit_code == 0
+    # the series of the run and of the export: the arrays of the datasets kept only
+    for vtu in (tmp_path / "r_vtk" / "r_000004.vtu", tmp_path / "vtk" / "r_vtk" / "r_000004.vtu"):
+        mesh = meshio.read(vtu)
+        assert set(mesh.point_data) == {"displacement", "velocity", "d1", "d2", "d3"}
+        assert set(mesh.cell_data) == {"force", "moment", "strain", "curvature"}
+
+
+def test_a_restart_keeps_the_fields_of_its_file(tmp_path):
+    _, out = _run(tmp_path, f"output.fields={RESULTANTS}")
+    prep = run.prepare(FRAME, ("solver.t_end=0.003", "output.interval=0.0005"))
+    with pytest.raises(CaseError, match="output.fields differs"):
+        run.execute(prep, restart=out, vtk=False, handle_signals=False)
+    with h5py.File(out, "r") as f:
+        assert f["time"].shape[0] == 5  # the file as it was
+
+
+# The size estimate's tolerance, as tests/test_estimates.py states it: residuals of the fitted
+# HDF5 bookkeeping within 8 kB, 2% for the index of long runs.
+ABSOLUTE, RELATIVE = 8_000, 0.02
+# The ParaView series' estimate: the calibration (benchmarks/vtk_size.py) left series of 0.87
+# to 1.43 times the estimate; how well zlib packs the arrays depends on the motion.
+SERIES_LOW, SERIES_HIGH = 0.85, 1.45
+
+
+@pytest.mark.parametrize("fields", [None, RESULTANTS, "[]"])
+def test_the_estimates_follow_the_fields(tmp_path, fields):
+    """The file's estimate for every choice; the series' for the choices the calibration
+    covered (all datasets, a few): with none, its per-file constant over-counts (0.70)."""
+    overrides = () if fields is None else (f"output.fields={fields}",)
+    prep, out = _run(tmp_path, *overrides, vtk=True)
+    size = estimates.results_size_of(prep)
+    actual = out.stat().st_size
+    assert abs(size.bytes - actual) <= ABSOLUTE + RELATIVE * actual, (size, actual)
+    with h5py.File(out, "r") as f:  # the frame's data: the datasets written, no more
+        per = [f[d.path] for d in FRAME_DATASETS if d.per_frame and d.path in f]
+        assert size.frame_bytes == sum(ds.nbytes // ds.shape[0] for ds in per)
+    if fields == "[]":
+        return
+    series = sum(p.stat().st_size for p in (tmp_path / "r_vtk").glob("*.vtu"))
+    series += (tmp_path / "r.pvd").stat().st_size
+    assert SERIES_LOW <= series / estimates.series_size_of(prep) <= SERIES_HIGH
+
+
+def test_the_summary_shows_the_series_share():
+    full = _cli("check", FRAME, *[a for o in SHORT for a in ("--set", o)])
+    fewer = _cli("check", FRAME, "--set", "output.fields=[]", "--set", SHORT[0])
+    line = next(x for x in full.output.splitlines() if x.startswith("results"))
+    assert "+ ParaView series" in line, line
+    assert full.exit_code == 0
+    few = next(x for x in fewer.output.splitlines() if x.startswith("results"))
+    assert few != line
+
+
+def test_the_series_share_leaves_with_output_vtk_false():
+    result = _cli("check", FRAME, "--set", "output.vtk=false")
+    line = next(x for x in result.output.splitlines() if x.startswith("results"))
+    assert "ParaView" not in line
