@@ -177,6 +177,7 @@ class Progress:
         if self.enabled and self.shown:
             try:
                 sys.stderr.write("\n")
+                sys.stderr.flush()  # before what stdout prints next
             except OSError:
                 self.enabled = False
         self.shown = 0.0

@@ -8,6 +8,10 @@ for: the time loop polls ``Watch.requested`` between compiled chunks of bounded 
 frame or of the status (``Watch.deferred``). SIGXFSZ (a file-size limit) is
 ignored so that an oversized write fails with EFBIG, which rodsim reports, instead of killing
 the process without a word.
+
+Compiled work called from Python (rodsim.Simulation.advance) runs in the same chunks under
+``deferred_sigint``: Ctrl-C is recorded and acted on, as KeyboardInterrupt, at the end of the
+chunk, a step boundary.
 """
 
 import signal
@@ -79,3 +83,25 @@ def watch(enabled: bool = True):
         for s, handler in previous.items():
             # None: a handler installed outside Python, which cannot be restored from here
             signal.signal(s, signal.SIG_DFL if handler is None else handler)
+
+
+@contextmanager
+def deferred_sigint():
+    """For compiled work called from Python in chunks (rodsim.Simulation.advance): while the
+    block runs, a SIGINT (Ctrl-C) is only recorded (``Watch.requested``), for the caller to
+    raise KeyboardInterrupt at its next step boundary; a second SIGINT raises at once. Only
+    where Python's own SIGINT handler is installed, in the main thread: a handler of the
+    user's is left alone, and elsewhere nothing is recorded (Python then raises
+    KeyboardInterrupt itself when the compiled call returns)."""
+    w = Watch()
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield w
+        return
+    signal.signal(signal.SIGINT, w._handler)
+    try:
+        yield w
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
