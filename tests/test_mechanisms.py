@@ -313,3 +313,32 @@ solver: {analysis: equilibrium}
     exact = mechanism.support_work(model, nodes, r)
     assert np.linalg.eigvalsh(exact).min() > 0  # every rigid motion held
     assert np.abs(exact - tangent).max() <= 1.5e-11 * np.abs(exact).max()
+
+
+@pytest.mark.parametrize("factor, held", [(2.0, True), (0.5, False)])
+def test_a_plates_bending_scale_is_d_over_l_squared(factor, held):
+    """A 1 x 1 plate (L = sqrt 2, D = E t^3 / (12 (1 - nu^2)): B / L^3 = D L / L^3 = D / 2)
+    may only translate along e3; a spring along e3 at a corner holds it from 1e-6 D / 2."""
+    d = 1.0e4 * 0.05**3 / (12 * (1 - 0.3**2))
+    k = factor * 1e-6 * d / 2
+    case = rodsim.case_from_yaml(
+        f"""
+rodsim: 1
+mesh:
+  - rectangle: {{name: deck, origin: [0, 0, 0], size: [1, 1], elements: [2, 2], section: p}}
+sections:
+  p: {{type: plate, material: {{E: 1.0e4, nu: 0.3, rho: 1.0}}, thickness: 0.05}}
+sets:
+  corner: {{near: [1, 1, 0]}}
+boundary: [{{set: deck.all, fix: [ux, uy, rx, ry, rz]}}]
+supports: [{{set: corner, spring: [0, 0, {k}]}}]
+loads: [{{set: corner, force: [0, 0, {-k}]}}]
+solver: {{analysis: equilibrium}}
+"""
+    )
+    if held:
+        rodsim.prepare(case)
+    else:
+        with pytest.raises(CaseError) as err:
+            rodsim.prepare(case)
+        assert "is free (translation along e3: no support holds it)" in err.value.reason
