@@ -4,10 +4,11 @@ A rigid motion of a connected part of the structure (its rods and plates joined 
 shared nodes) is u_a = t + omega x (x_a - c), theta_a = omega at its nodes a, with c the part's
 centroid: six of them, translations t along e1, e2, e3 and rotations omega about them. It is
 free when no support restrains it: every fixed or prescribed component of it is zero, and the
-elastic supports' stiffness along it, r^T K_s r, is negligible against the part's own bending
-stiffness scale B / L^3 (restraint()). K_s is the supports' tangent at the reference, taken
-from the supports alone: the elements' stiffness (GA / h on fine meshes of shear-rigid
-sections) leaves no round-off in it, and neither it nor the mesh enters the scale.
+elastic supports' stiffness along it, r^T K_s r, is below RESTRAINT of the part's own
+bending stiffness scale B / L^3 (bending_scale). K_s is the supports' tangent at the
+reference, taken from the supports alone (support_work): the elements' stiffness (GA / h on
+fine meshes of shear-rigid sections) leaves no round-off in it, and neither it nor the mesh
+enters the scale.
 
 An equilibrium needs the loads balanced along every free motion. Along a free translation
 a net dead force has no balance at all (the potential -F.t falls without bound); along a
@@ -33,8 +34,8 @@ FREE_TOL = 1e-8
 # and the supports' stiffness along it is below RESTRAINT of the part's bending scale B / L^3:
 # a softer support lets the part move rigidly over 1e6 times farther than the same load bends
 # it (P / k against P L^3 / B), so it holds the part within its own size only under loads
-# that bend it by less than 1e-6 of that size, loads that strain nothing; the physical
-# foundations and springs of rodsim's cases are 1e3 to 1e5 times that scale
+# that bend it by less than 1e-6 of that size, loads that strain nothing (the rail's
+# foundation, inputs/foundation, is 6.5e3 to 7.8e4 times B / L^3 along its rigid motions)
 RESTRAINT = 1e-6
 # the loads drive a free motion when their work along it exceeds this part of their size
 DRIVEN = 1e-9
@@ -96,7 +97,7 @@ def free_motions(model, group: str, times=(1.0,)) -> list[FreeMotions]:
         basis = _null(r[model.fixed[nodes]], FREE_TOL)
         if basis.shape[1]:
             loose.append((nodes, center, size, r, basis))
-    if not loose:  # the common case: no supports to look at
+    if not loose:  # the common case: every part held by boundary entries
         return []
     loads = [forces.applied_loads(model.terms, model.x0, model.rot0, t) for t in times]
     out = []
