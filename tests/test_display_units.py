@@ -167,6 +167,9 @@ def test_info_shows_stresses_in_mpa_at_a_load_factor(si):
     expected = f"largest von Mises {vm[k, e] * 1e-6:.6g} MPa at rod element {e}, frame {k} "
     assert expected + f"(load factor = {factor:.6g})" in out
     assert "units     SI: length m, mass kg, time s" in out
+    assert "frames    3, load factor 0 to 1\n" in out  # an equilibrium's `time`
+    assert "final     energy [J] kinetic 0, internal " in out
+    assert "          momentum linear [kg m/s] [0. 0. 0.], angular [kg m^2/s] [0. 0. 0.]" in out
 
 
 def test_the_csv_units_row_names_units(si, tmp_path):
@@ -211,6 +214,7 @@ def test_without_a_declaration_nothing_is_converted(bare, tmp_path, drawn):
     assert np.array_equal(drawn[0].curves[0][1], vm[:, 0])
     out = _cli("info", bare)
     assert f"largest von Mises {vm.max():.6g} at rod element" in out
+    assert "final     energy kinetic 0, internal " in out
     rods = tmp_path / "rods.csv"
     _cli("export", bare, "--format", "csv", "--table", "rods", "-o", rods)
     assert dict(_units_row(rods))["von_mises_max"] == "force/length^2"

@@ -46,22 +46,25 @@ def describe(path) -> str:
             return "\n".join([*lines, "frames    0 (the run wrote no frame)"])
         steps = _step_lines(f, len(t))
         if steps:  # each step has its own time origin: the total time runs through them
-            total = f["total_time"][: len(t)]
-            lines.append(f"frames    {len(t)}, total time {total[0]:.6g} to {total[-1]:.6g}")
+            t, span = f["total_time"][: len(t)], "total time"
         else:
-            lines.append(f"frames    {len(t)}, time {t[0]:.6g} to {t[-1]:.6g}")
+            span, dim = _span(f)
+        unit = _unit("time" if steps else dim, system)
+        lines.append(f"frames    {len(t)}, {span} {t[0]:.6g} to {t[-1]:.6g}{unit}")
         lines += steps
         k = len(t) - 1
         lines.append(
-            "final     energy kinetic {:.6g}, internal {:.6g}, external {:.6g}, "
+            "final     energy{} kinetic {:.6g}, internal {:.6g}, external {:.6g}, "
             "total {:.6g}".format(
-                *(float(f[f"energy/{q}"][k]) for q in ("kinetic", "internal", "external", "total"))
+                _unit("energy", system),
+                *(float(f[f"energy/{q}"][k]) for q in ("kinetic", "internal", "external", "total")),
             )
         )
         lin, ang = f["momentum/linear"][k], f["momentum/angular"][k]
         lines.append(
-            f"          momentum linear {np.array2string(lin, precision=6)}, "
-            f"angular {np.array2string(ang, precision=6)}"
+            f"          momentum linear{_unit('mass*length/time', system)} "
+            f"{np.array2string(lin, precision=6)}, angular{_unit('mass*length^2/time', system)} "
+            f"{np.array2string(ang, precision=6)}"
         )
         lines += _stress_lines(f, len(t), system)
         lines += _mode_lines(f, system) + _buckling_lines(f)
@@ -137,6 +140,22 @@ def _buckling_lines(f) -> list[str]:
     ]
     lines += [f"          {k + 1:4d}  {v:.6g}" for k, v in enumerate(g["factor"][()])]
     return lines
+
+
+def _unit(dim: str, system) -> str:
+    """' [J]': the unit a number of dim is shown in (display_units), '' without one."""
+    unit = display_units.shown(dim, system).unit
+    return f" [{unit}]" if unit else ""
+
+
+def _span(f) -> tuple[str, str]:
+    """(name, dimension) of what a file's `time` is: the time, an equilibrium's load factor
+    (its load multiplier, a pure number), a path's arc length."""
+    if plots._is_path(f):
+        return "arc length", "length"
+    if plots._is_equilibrium(f):
+        return "load factor", "1"
+    return "time", "time"
 
 
 def _text(value) -> str:
