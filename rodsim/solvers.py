@@ -25,6 +25,9 @@ from rodsim.results_format import chosen_datasets
 log = logging.getLogger(__name__)
 
 CHUNK_SECONDS = 0.1  # wall time per compiled call: progress and stop signals stay responsive
+# an arc-length step is at most this many times the first: frames stay close enough to draw
+# the path (|to| / 5 with the automatic first length)
+LONGEST = 10.0
 
 
 def next_chunk(done: int, seconds: float) -> int:
@@ -302,7 +305,7 @@ def _path_frames(prep, progress, stop, begin=None, resume=False):
         control=control,
         targets=targets[done:],
         stop=stop,
-        longest=4.0 * first,
+        longest=LONGEST * first,
     )
     for k, taken in enumerate(steps, start=done + 1):
         arc += taken.length
