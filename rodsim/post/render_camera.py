@@ -15,6 +15,9 @@ import numpy as np
 FLAT = 0.05  # a coordinate extent under this of the largest: a plane structure (or motion)
 DISTINCT = 0.5  # the smallest principal variance under this of the middle one: a plane
 SMOOTH_SECONDS = 0.5  # of the movie, over which a following camera's centre and size are smoothed
+# a following camera's sphere spans this of the picture's height, centred: clear of the label
+# (the top 8%) and the colour bar (the bottom 15%), which the structure would run under
+FOLLOW_FILL = 0.7
 VIEWS = {
     "iso": ((1.0, 1.0, 1.0), (0.0, 0.0, 1.0)),
     "xy": ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0)),
@@ -116,7 +119,7 @@ def follow(boxes: np.ndarray, direction, up, view_angle: float, aspect: float, f
     frame's sphere (centre, half diagonal) with its centre smoothed over SMOOTH_SECONDS of the
     movie by a moving straight-line fit (a steady flight is followed exactly, to the last frame)
     and its radius the smoothed largest that the frames nearby need, never under what its own
-    frame needs: the structure is always whole in the picture."""
+    frame needs: the structure is always whole in the picture, within FOLLOW_FILL of it."""
     centres = boxes.mean(axis=1)
     radii = np.linalg.norm(boxes[:, 1] - boxes[:, 0], axis=1) / 2
     window = min(max(_odd(SMOOTH_SECONDS * fps), 3), _odd(len(boxes)))
@@ -128,7 +131,7 @@ def follow(boxes: np.ndarray, direction, up, view_angle: float, aspect: float, f
         need = np.linalg.norm(boxes.mean(axis=1) - centres, axis=1) + radii
         smooth = savgol_filter(maximum_filter1d(need, window, mode="nearest"), window, 1)
         radii = np.maximum(smooth, need)
-    pairs = zip(centres, radii, strict=True)
+    pairs = zip(centres, radii / FOLLOW_FILL, strict=True)
     return [_shot(c, r, direction, up, view_angle, aspect) for c, r in pairs]
 
 
