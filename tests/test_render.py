@@ -545,6 +545,8 @@ def test_reactions_are_coloured_with_their_unit(headless, tmp_path):
         "reaction_moment (force length)"
     )
     assert _bar_title(parse_field("rotation"), "rotation", None) == "rotation (rad)"
+    # stresses as rodsim plot shows them (docs/units.md, "Units shown"): MPa, not Pa
+    assert _bar_title(parse_field("von_mises_max"), "von_mises_max", si) == "von_mises_max (MPa)"
     out = _run(tmp_path, "units: SI\n" + CANTILEVER.replace("rodsim: 1\n", "rodsim: 1\n", 1), "si")
     result = CliRunner().invoke(main, ["render", str(out), "--field", "reaction_force.z"])
     assert result.exit_code == 0, result.output

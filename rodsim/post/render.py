@@ -16,6 +16,7 @@ import numpy as np
 from rodsim import interrupts
 from rodsim.case import units
 from rodsim.errors import CaseError, Interrupted, ResourceError
+from rodsim.post import display_units
 from rodsim.post import movie as movies
 from rodsim.post import render_camera as cameras
 from rodsim.post import render_options as options
@@ -98,6 +99,9 @@ def frame_shots(f, picked, field, scale: float, system):
     for k in picked:  # the field's values are the frame's own, whatever the scale drawn
         x = f["nodes/position"][k]
         values = scene.field_values(f, field, k, x)
+        factor = _shown(field, system).factor
+        if factor != 1.0:  # stresses in MPa (docs/units.md, "Units shown")
+            values = tuple(None if v is None else v * factor for v in values)
         x, turns = _scaled(x, f["nodes/rotation"][k], points, scale)
         yield Shot(x, turns, values, label(k))
 
@@ -126,8 +130,9 @@ def mode_shots(f, mode: int, field, scale: float, movie: bool, system):
     largest = float(np.linalg.norm(u, axis=1).max()) or float(np.abs(theta).max()) or 1.0
     a = scale * MODE_AMPLITUDE * size / largest
     if group == "modes":
-        unit = f" 1/{system.label('time')}" if system is not None else " per time unit"
-        label = f"mode {mode}: frequency {f['modes/frequency'][mode - 1]:.6g}{unit}"
+        hz = display_units.shown(display_units.FREQUENCY, system)
+        unit = f" {hz.unit}" if system is not None else " per time unit"
+        label = f"mode {mode}: frequency {f['modes/frequency'][mode - 1] * hz.factor:.6g}{unit}"
     else:
         label = f"buckling mode {mode}: load factor {f['buckling/factor'][mode - 1]:.6g}"
     for j in range(MODE_FRAMES) if movie else [MODE_FRAMES // 4]:
@@ -146,12 +151,24 @@ def _bar_title(field, spec: str, system) -> str:
     parentheses: VTK's font draws square brackets as round ones."""
     if field.name == "rotation" and not field.component:
         return f"{spec} (rad)"
-    dim = units.QUANTITIES.get(field.name) or _layout_units(field.name)
     if system is not None:
-        unit = system.label(dim, moment=field.name in units.MOMENTS) if dim != "1" else ""
+        unit = _shown(field, system).unit
     else:
+        dim = _dimension(field)
         unit = "" if dim == "1" else dim.replace("*", " ")
     return f"{spec} ({unit})" if unit else spec
+
+
+def _dimension(field) -> str:
+    return units.QUANTITIES.get(field.name) or _layout_units(field.name)
+
+
+def _shown(field, system) -> display_units.Shown:
+    """How the field is shown: rodsim plot's rule (stresses in MPa, the declared units)."""
+    if field.name in ("rotation", "none"):
+        return display_units.Shown("rad" if field.name == "rotation" else "", 1.0)
+    dim = _dimension(field)
+    return display_units.shown(dim, system, moment=field.name in units.MOMENTS)
 
 
 def _layout_units(name: str) -> str:
