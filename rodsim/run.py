@@ -195,7 +195,8 @@ def execute(
     if restart is not None:
         if output is not None and Path(output).resolve() != Path(restart).resolve():
             raise CaseError(
-                "a restart continues its results file: give -o or --restart, not both",
+                f"a restart writes into the results file it continues ({restart}), and -o "
+                f"names another ({output}): leave -o out or give the same file",
                 file=prep.case.label,
                 key="--restart",
             )
