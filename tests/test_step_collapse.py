@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import rodsim
-from rodsim.integrators.stable_step import COLLAPSE, step_limit
 
 # The issue's case: a 1 m steel bar, clamped, with damping fitted to 2% at 8.35 and 52.3 Hz
 # (docs/modal.md): beta 1.05e-4 s damps the top element mode (~1e6 rad/s) with zeta ~ 54.
@@ -57,6 +56,8 @@ def _rodsim(*args, cwd) -> subprocess.CompletedProcess:
 def test_the_damped_step_follows_the_damped_oscillator_limit(tmp_path):
     """dt / dt_undamped = sqrt(1 + zeta^2) - zeta at the governing (top) element mode, zeta =
     beta omega / 2 + alpha / (2 omega): the formula docs/explicit_scheme.md states."""
+    from rodsim.integrators.stable_step import COLLAPSE, step_limit
+
     model = rodsim.Simulation(_bar(tmp_path)).model
     limit = step_limit(model)
     omega = limit.omega
@@ -115,6 +116,8 @@ def test_the_python_api_warns(tmp_path, caplog):
 def test_a_stiff_support_and_a_tiny_element_are_named(tmp_path):
     """The other causes: a spring whose sqrt(k/m) is far above the elements' top frequency, and
     one element much shorter than the rest (its step scales with its length or less)."""
+    from rodsim.integrators.stable_step import step_limit
+
     sprung = BAR.replace(
         "loads:", "supports: [{set: beam.end, spring: [1.0e15, 1.0e15, 1.0e15]}]\nloads:"
     )
