@@ -15,7 +15,6 @@ from typing import NamedTuple
 import numpy as np
 
 from rodsim.case import expression
-from rodsim.case.initial_state import KEY, arc_lengths
 from rodsim.case.settings import ShapeFile, ShapePart
 from rodsim.errors import CaseError
 
@@ -25,6 +24,39 @@ OPPOSITE = 1e-12
 # a file's d1 d2 d3 are written in single precision by some writers (VTK float32: 6e-8
 # relative); columns further than this from orthonormal are not a rotation
 ORTHONORMAL = 1e-5
+
+KEY = "initial"
+
+
+def arc_lengths(mesh, part: str, key: str) -> np.ndarray:
+    """(N,) the arc length of each node of a rod part from the part's start (its `.start`
+    node set, else its first element's first node) along its reference elements; NaN for
+    nodes off the part."""
+    if part not in mesh.part_names:
+        raise CaseError(
+            f"no rod part {part!r}; expected one of {', '.join(mesh.part_names)}", key=key
+        )
+    elements = np.flatnonzero(mesh.part == mesh.part_names.index(part))
+    if len(elements) == 0:
+        raise CaseError(f"part {part!r} has no rod elements to measure along", key=key)
+    conn = mesh.conn[elements]
+    length = np.linalg.norm(mesh.points[conn[:, 1]] - mesh.points[conn[:, 0]], axis=1)
+    start = mesh.sets.get(f"{part}.start")
+    first = int(start[0]) if start is not None and len(start) else int(conn[0, 0])
+    neighbours: dict[int, list[tuple[int, float]]] = {}
+    for (a, b), h in zip(conn.tolist(), length.tolist(), strict=True):
+        neighbours.setdefault(a, []).append((b, h))
+        neighbours.setdefault(b, []).append((a, h))
+    s = np.full(mesh.n_nodes, np.nan)
+    s[first] = 0.0
+    stack = [first]
+    while stack:  # the part is a line or a tree: each node is reached once
+        a = stack.pop()
+        for b, h in neighbours.get(a, ()):
+            if np.isnan(s[b]):
+                s[b] = s[a] + h
+                stack.append(b)
+    return s
 
 
 def configuration(case, mesh) -> tuple[np.ndarray, np.ndarray] | None:

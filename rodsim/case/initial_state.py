@@ -12,11 +12,10 @@ import numpy as np
 
 from rodsim import restart
 from rodsim.case.imperfection import check_same_mesh
+from rodsim.case.initial_shape import KEY, arc_lengths, configuration
 from rodsim.errors import CaseError
 from rodsim.model import timefunc
 from rodsim.results_reader import frame_count, open_results, read_frame
-
-KEY = "initial"
 
 
 def start_state(case, mesh):
@@ -27,20 +26,7 @@ def start_state(case, mesh):
         return _shape_state(case, mesh)
     if init.from_ is None:
         return None
-    if case.settings.solver.analysis != "dynamic":
-        raise CaseError(
-            "initial.from starts a dynamic analysis from a frame; an equilibrium, modal or "
-            "buckling analysis starts from the reference (an imperfection seeds its shape: "
-            "docs/modal.md)",
-            key=f"{KEY}.from",
-        )
-    imperfection = case.settings.imperfection
-    if imperfection is not None and imperfection.kind == "displacement":
-        raise CaseError(
-            "an initial displacement (imperfection kind: displacement) and initial.from both "
-            "give the start: keep one",
-            key=f"{KEY}.from",
-        )
+    _dynamic_start(case, "from", "from a frame")
     path = case.resolve(init.from_)
     try:
         with open_results(path) as f:
@@ -72,25 +58,28 @@ def start_state(case, mesh):
 
 def _shape_state(case, mesh):
     """The configuration of initial.shape at rest (rodsim.case.initial_shape)."""
-    # imported here: initial_shape measures its parts with arc_lengths of this module
-    from rodsim.case.initial_shape import configuration
+    _dynamic_start(case, "shape", "from a deformed shape")
+    x, rot = configuration(case, mesh)
+    return x, rot, np.zeros_like(x), np.zeros_like(x)
 
+
+def _dynamic_start(case, key: str, how: str) -> None:
+    """CaseError unless initial.<key> may start this case: a dynamic analysis (the equilibrium,
+    modal and buckling solvers start from the reference) without an initial displacement."""
     if case.settings.solver.analysis != "dynamic":
         raise CaseError(
-            "initial.shape starts a dynamic analysis from a deformed shape; an equilibrium, "
-            "modal or buckling analysis starts from the reference (its solver takes no other "
-            "start; an imperfection seeds a shape: docs/modal.md)",
-            key=f"{KEY}.shape",
+            f"initial.{key} starts a dynamic analysis {how}; an equilibrium, modal or "
+            "buckling analysis starts from the reference (its solver takes no other start; "
+            "an imperfection seeds a shape: docs/modal.md)",
+            key=f"{KEY}.{key}",
         )
     imperfection = case.settings.imperfection
     if imperfection is not None and imperfection.kind == "displacement":
         raise CaseError(
-            "an initial displacement (imperfection kind: displacement) and initial.shape both "
-            "give the start: keep one",
-            key=f"{KEY}.shape",
+            f"an initial displacement (imperfection kind: displacement) and initial.{key} "
+            "both give the start: keep one",
+            key=f"{KEY}.{key}",
         )
-    x, rot = configuration(case, mesh)
-    return x, rot, np.zeros_like(x), np.zeros_like(x)
 
 
 def _restart_state(f, k: int):
@@ -101,37 +90,6 @@ def _restart_state(f, k: int):
     except CaseError:
         return None
     return state if state.frame == k else None
-
-
-def arc_lengths(mesh, part: str, key: str) -> np.ndarray:
-    """(N,) the arc length of each node of a rod part from the part's start (its `.start`
-    node set, else its first element's first node) along its reference elements; NaN for
-    nodes off the part."""
-    if part not in mesh.part_names:
-        raise CaseError(
-            f"no rod part {part!r}; expected one of {', '.join(mesh.part_names)}", key=key
-        )
-    elements = np.flatnonzero(mesh.part == mesh.part_names.index(part))
-    if len(elements) == 0:
-        raise CaseError(f"part {part!r} has no rod elements to measure along", key=key)
-    conn = mesh.conn[elements]
-    length = np.linalg.norm(mesh.points[conn[:, 1]] - mesh.points[conn[:, 0]], axis=1)
-    start = mesh.sets.get(f"{part}.start")
-    first = int(start[0]) if start is not None and len(start) else int(conn[0, 0])
-    neighbours: dict[int, list[tuple[int, float]]] = {}
-    for (a, b), h in zip(conn.tolist(), length.tolist(), strict=True):
-        neighbours.setdefault(a, []).append((b, h))
-        neighbours.setdefault(b, []).append((a, h))
-    s = np.full(mesh.n_nodes, np.nan)
-    s[first] = 0.0
-    stack = [first]
-    while stack:  # the part is a line or a tree: each node is reached once
-        a = stack.pop()
-        for b, h in neighbours.get(a, ()):
-            if np.isnan(s[b]):
-                s[b] = s[a] + h
-                stack.append(b)
-    return s
 
 
 def velocity_fields(case, mesh, nodes_of):
