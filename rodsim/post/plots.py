@@ -145,18 +145,22 @@ def frame_label(f, k: int, system) -> str:
 
 
 def fit_title(fig, ax, text: str):
-    """Set ax's title, broken at spaces onto more lines where one line would be wider than the
-    figure: a long case title with a long QUANTITY@SET ran off both edges and was cut."""
+    """Set ax's title, broken at spaces onto more lines where a line would run into the 2%
+    margins of the figure: a long case title with a long QUANTITY@SET ran off both edges and
+    was cut. Measured as drawn: the constrained layout moves the axes, and the title centred
+    over them, right of the y label."""
     title = ax.set_title(text)
-    room = fig.bbox.width * 0.96  # a little margin either side
-    renderer = fig.canvas.get_renderer()
-    width = title.get_window_extent(renderer).width
+    margin = 0.02 * fig.bbox.width
     chars = len(text)
-    while width > room and chars > 8:
+    while chars > 8:
+        fig.canvas.draw()
+        box = title.get_window_extent()
+        over = max(margin - box.x0, box.x1 - (fig.bbox.width - margin))
+        if over <= 0.0:
+            break
         # characters per line in proportion to the room, one fewer each time round
-        chars = min(chars - 1, int(chars * room / width))
-        title.set_text(textwrap.fill(text, chars, break_long_words=True))
-        width = title.get_window_extent(renderer).width
+        chars = min(chars - 1, int(chars * (box.width - 2.0 * over) / box.width))
+        title.set_text(textwrap.fill(text, max(chars, 8), break_long_words=True))
     return title
 
 
