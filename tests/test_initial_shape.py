@@ -243,6 +243,12 @@ def test_a_stretched_rod_and_a_polyline(tmp_path):
             "unknown name 'q'",
         ),
         (
+            '[{part: beam, displacement: {z: "foo(s)"}}]',
+            "{t_end: 1.0e-3}",
+            "initial.shape[0].displacement.z",
+            "unknown function 'foo'",
+        ),
+        (
             '[{part: beam, displacement: {z: "sqrt(s - 0.5)"}}]',
             "{t_end: 1.0e-3}",
             "initial.shape[0].displacement.z",

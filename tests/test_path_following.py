@@ -271,7 +271,7 @@ def test_a_load_displacement_plot(tmp_path):
 
 
 def test_arc_length_steps_grow_while_newton_converges_easily():
-    """The roll-up of inputs/rollup to a full circle (the tip back at the root, u1 = -L): the
+    """The roll-up of inputs/rollup to a half circle (the tip above the root, u1 = -L): the
     steps grow from the first (|to| / 50) while Newton needs at most 5 corrections, past the
     4 first lengths steps were once held to, and the circle takes fewer steps than when they
     stopped growing at 5 Newton solves (57, measured now 36)."""

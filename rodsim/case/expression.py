@@ -100,7 +100,9 @@ def _check(node, text: str) -> None:
         return
     if isinstance(node, ast.Call):
         name = node.func.id if isinstance(node.func, ast.Name) else None
-        if name not in FUNCTIONS or node.keywords:
+        if name is not None and name not in FUNCTIONS:
+            raise ValueError(f"formula {text!r}: unknown function {name!r}; expected {allowed()}")
+        if name is None or node.keywords:
             raise ValueError(
                 f"formula {text!r}: {_source(node, text)!r} is not a call of a function; "
                 f"expected {allowed()}"

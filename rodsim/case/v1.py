@@ -228,7 +228,8 @@ PATH = Record(
             "length",
             Either((Constant("auto"), positive("length"))),
             "arc_length: the first step's length in the displacements (auto: |to| / 50); "
-            "later steps adapt to 5 Newton iterations, up to 4 times it",
+            "later steps adapt to 5 Newton corrections, up to 10 times it "
+            "(docs/path_following.md)",
             default="auto",
         ),
     ),
@@ -460,7 +461,7 @@ POINT_STRESS_FIELDS = ("rods/stress", "rods/von_mises")
 
 
 def _point_stress_fields(values: dict, path: Path) -> None:
-    """A per-point rod stress in output.fields needs output.stresses: points."""
+    """a per-point rod stress in output.fields needs output.stresses: points"""
     for name in values.get("fields") or ():
         if name in POINT_STRESS_FIELDS and values.get("stresses") != "points":
             raise fail(
