@@ -17,6 +17,47 @@ from rodsim.model.sections import section_from_resultants
 
 GROUPS = ["SO3xR3", "SE3"]
 
+# The fast tier (`python -m pytest -q -m fast`, docs/developer.md "Test tiers"): a verdict in a
+# few minutes on a fresh machine, where compiling kernels is most of a test's time. These
+# modules check the case boundary, the Lie groups, sections, meshes, the rod element, the
+# explicit scheme's invariants and the command line, and compile only the explicit rod
+# kernels (measured: 301 s with an empty kernel cache on a loaded 2-core machine for these and
+# test_estimates and test_progress, which compile plates and the validation suite and stay out).
+FAST_MODULES = frozenset(
+    {
+        "test_assembly_loads",
+        "test_case_errors",
+        "test_case_load",
+        "test_cli",
+        "test_docs_self_contained",
+        "test_examples",
+        "test_explicit_invariants",
+        "test_json_schema",
+        "test_lie_so3",
+        "test_mesh_files",
+        "test_mesh_node_ids",
+        "test_outlines",
+        "test_output_paths",
+        "test_plate_mesh",
+        "test_registries",
+        "test_results_format",
+        "test_rod_element",
+        "test_sections",
+        "test_stable_step",
+        "test_timefunc",
+        "test_units",
+    }
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks the fast tier's tests `fast` (its slow ones stay out)."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        if module in FAST_MODULES and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.fast)
+
+
 SPAGHETTI_SECTION = section_from_resultants(
     EA=1e4, GA=[1e4, 1e4], GJ=500, EI=[500, 500], rhoA=1, rhoI=[10, 10]
 )
