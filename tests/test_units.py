@@ -11,7 +11,7 @@ from rodsim import api
 from rodsim.case import units
 from rodsim.cli import main
 from rodsim.errors import CaseError
-from rodsim.post import plots
+from rodsim.post import display_units, plots
 
 CANTILEVER = """\
 rodsim: 1
@@ -142,9 +142,12 @@ def test_the_declared_system_is_recorded_and_shown(tmp_path):
     check = CliRunner().invoke(main, ["check", str(case)]).output
     assert "units     mm-t-s: length mm, mass t, time s\n" in check
     system = units.from_attribute("mm-t-s: length mm, mass t, time s")
-    assert units.axis_label("energy", system) == "energy [mJ]"
-    assert units.axis_label("displacement.z", system, "displacement") == "displacement.z [mm]"
-    assert units.axis_label("time", None) == "time"
+    label = display_units.axis_label
+    assert label("energy", units.QUANTITIES["energy"], system) == "energy [mJ]"
+    assert label("displacement.z", units.QUANTITIES["displacement"], system) == (
+        "displacement.z [mm]"
+    )
+    assert label("time", units.QUANTITIES["time"], None) == "time"
     png = tmp_path / "tip.png"
     res = CliRunner().invoke(main, ["plot", str(out), "displacement.z@beam.end", "-o", str(png)])
     assert res.exit_code == 0, res.output

@@ -253,12 +253,3 @@ QUANTITIES = {
     "von_mises_max": "force/length^2",
     "utilisation": "1",
 }
-
-
-def axis_label(name: str, system: UnitSystem | None, quantity: str | None = None) -> str:
-    """'energy [mJ]' in a declared system, 'energy' without one (or for a pure number)."""
-    if system is None:
-        return name
-    key = quantity or name
-    unit = system.label(QUANTITIES[key], moment=key in MOMENTS)
-    return f"{name} [{unit}]" if unit else name
