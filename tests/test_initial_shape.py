@@ -254,6 +254,18 @@ def test_a_stretched_rod_and_a_polyline(tmp_path):
             "initial.shape[0].displacement.z",
             "not a finite number at s = 0",
         ),
+        (  # under the length limit, but deeper than the evaluator may recurse
+            '[{part: beam, position: {x: "' + "-" * 1990 + 's", y: 0, z: 0}}]',
+            "{t_end: 1.0e-3}",
+            "initial.shape[0].position.x",
+            "nests deeper than",
+        ),
+        (  # 1e310: no float64 holds it
+            '[{part: beam, position: {x: "s", y: "' + "1" + "0" * 310 + '", z: 0}}]',
+            "{t_end: 1.0e-3}",
+            "initial.shape[0].position.y",
+            "too large for a float",
+        ),
         ("[{part: rope, twist: 1}]", "{t_end: 1.0e-3}", "initial.shape[0].part", "no rod part"),
         (
             "[{part: beam, twist: 1}]",

@@ -41,6 +41,10 @@ _OPERATORS = {
     ast.Pow: np.power,
 }
 MAX_LENGTH = 2000  # characters: a formula, not a program; also bounds the parser's recursion
+# Operators and calls nested in one another (a sum of n terms is n - 1 deep): the evaluator
+# recurses once per level (twice for a call), so this keeps it below Python's recursion limit
+# (1000 frames, part of them taken by the caller) while no hand-written formula comes near it.
+MAX_DEPTH = 200
 
 
 @dataclass(frozen=True)
@@ -72,11 +76,36 @@ def parse(text) -> Expression:
     except (SyntaxError, RecursionError, MemoryError) as exc:
         where = f" at column {exc.offset}" if getattr(exc, "offset", None) else ""
         raise ValueError(f"cannot parse formula {text!r}{where}: not a formula") from None
+    depth = _depth(tree.body)
+    if depth > MAX_DEPTH:
+        raise ValueError(
+            f"formula {_short(text)!r} nests deeper than {MAX_DEPTH} (operators and functions "
+            f"within one another: {depth} levels)"
+        )
     calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for node in ast.walk(tree):
         if id(node) not in calls:  # a function's name is checked with its call
             _check(node, text)
     return Expression(text, tree)
+
+
+def _depth(root) -> int:
+    """How many operators and calls lie within one another at most under root ("-s": 1,
+    "sin(s*2)": 2), counted without recursion: the tree may be deeper than Python's recursion
+    limit allows a recursive walk."""
+    deepest, todo = 0, [(root, 0)]
+    while todo:
+        node, level = todo.pop()
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Call)):
+            level += 1
+            deepest = max(deepest, level)
+            todo.extend((child, level) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _short(text: str) -> str:
+    """text for a message, its middle left out when it is long."""
+    return text if len(text) <= 80 else f"{text[:40]}...{text[-20:]}"
 
 
 def _check(node, text: str) -> None:
@@ -93,6 +122,11 @@ def _check(node, text: str) -> None:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             raise ValueError(f"formula {text!r}: {node.value!r} is not a number")
+        if not _finite(node.value):  # evaluated as float64: beyond 1.8e308 it is not a number
+            raise ValueError(
+                f"formula {_short(text)!r}: the constant {_short(_source(node, text))} is too "
+                "large for a float (at most about 1.8e308)"
+            )
         return
     if isinstance(node, ast.Name):
         if node.id not in NAMES:
@@ -116,6 +150,13 @@ def _check(node, text: str) -> None:
     )
 
 
+def _finite(value) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an integer literal of more than 309 digits
+        return False
+
+
 def _source(node, text: str) -> str:
     return ast.get_source_segment(text.strip(), node) or type(node).__name__
 
@@ -124,8 +165,14 @@ def evaluate(expr: Expression, s: np.ndarray, length: float) -> np.ndarray:
     """The formula at every s (an array), with L = length; ValueError where it is not a
     finite number."""
     s = np.asarray(s, dtype=float)
-    with np.errstate(all="ignore"):
-        value = np.broadcast_to(_value(expr.tree.body, s, float(length)), s.shape)
+    try:
+        with np.errstate(all="ignore"):
+            value = np.broadcast_to(_value(expr.tree.body, s, float(length)), s.shape)
+    except (RecursionError, OverflowError) as exc:  # a last guard: parse refuses both causes
+        raise ValueError(
+            f"formula {_short(expr.text)!r} cannot be evaluated: "
+            f"{'nested too deeply' if isinstance(exc, RecursionError) else 'a number overflows'}"
+        ) from None
     bad = ~np.isfinite(value)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
