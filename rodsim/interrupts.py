@@ -11,7 +11,8 @@ the process without a word.
 
 Compiled work called from Python (rodsim.Simulation.advance) runs in the same chunks under
 ``deferred_sigint``: Ctrl-C is recorded and acted on, as KeyboardInterrupt, at the end of the
-chunk, a step boundary.
+chunk, a step boundary; each chunk runs in ``Watch.deferred`` so that a second Ctrl-C, too,
+waits for the solver's step counters to catch up with its state.
 """
 
 import signal
@@ -89,7 +90,8 @@ def watch(enabled: bool = True):
 def deferred_sigint():
     """For compiled work called from Python in chunks (rodsim.Simulation.advance): while the
     block runs, a SIGINT (Ctrl-C) is only recorded (``Watch.requested``), for the caller to
-    raise KeyboardInterrupt at its next step boundary; a second SIGINT raises at once. Only
+    raise KeyboardInterrupt at its next step boundary; a second SIGINT raises at once, or, in
+    a ``Watch.deferred`` block (a compiled chunk and its bookkeeping), at its end. Only
     where Python's own SIGINT handler is installed, in the main thread: a handler of the
     user's is left alone, and elsewhere nothing is recorded (Python then raises
     KeyboardInterrupt itself when the compiled call returns)."""

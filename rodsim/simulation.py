@@ -183,7 +183,8 @@ class Simulation:
         NumericalError if the solution fails (the state is then that of the failed step).
         Ctrl-C (SIGINT) raises KeyboardInterrupt at the end of the current call, within about
         a second: the state is then that of the last step taken (``steps``, ``time``), as
-        consistent as between two calls, and a further advance goes on from it."""
+        consistent as between two calls, and a further advance goes on from it; a second
+        Ctrl-C also waits for the end of the current call (a fraction of a second)."""
         if self.kind == "equilibrium":
             raise CaseError(
                 "an equilibrium analysis has no time steps: use solve()", key="solver.analysis"
@@ -200,7 +201,12 @@ class Simulation:
             while done < n:
                 k = min(chunk, n - done)
                 started = wallclock.perf_counter()
-                step(self._solver, k)
+                # Python acts on a signal at the first bytecode after the compiled call returns,
+                # which may be inside the solver's bookkeeping (its step and time counters): a
+                # second Ctrl-C raising there would leave the state a chunk ahead of them. The
+                # deferral records it and raises after the chunk is whole.
+                with watch.deferred():
+                    step(self._solver, k)
                 done += k
                 chunk = solvers.next_chunk(k, wallclock.perf_counter() - started)
                 if watch.requested():  # at a step boundary: the state is whole

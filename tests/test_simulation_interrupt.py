@@ -125,3 +125,50 @@ def test_the_run_summary_starts_on_its_own_lines(tmp_path, monkeypatch):
     for line in printed:
         assert "\n" + line in text, f"{line!r} does not start a line in {res.output!r}"
     assert np.all([not line.startswith("\r") for line in printed])
+
+
+def test_a_second_ctrl_c_during_the_bookkeeping_leaves_steps_and_state_agreeing(monkeypatch):
+    """Two SIGINTs arrive after a compiled chunk has moved the state and before the solver
+    counts its steps (Python acts on a signal at the first bytecode after the compiled call):
+    the KeyboardInterrupt comes after the counters, so steps and time are those of the state,
+    which equals an uninterrupted advance of that many steps bit for bit (the same steps)."""
+    import os
+
+    import rodsim
+    from rodsim.integrators import dynamics
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        raise AssertionError("the test needs Python's own SIGINT handler")
+    case = rodsim.case_from_yaml(CASE)
+    sim = rodsim.Simulation(case)
+    original = dynamics._kernel
+    calls = []
+
+    def kernel(run, function, args, rest):
+        compiled = original(run, function, args, rest)
+
+        def moved_then_interrupted(*rest):
+            out = compiled(*rest)  # the state has moved; the counters are not yet updated
+            calls.append(out[0])
+            if len(calls) == 3:  # in the third chunk of the advance
+                os.kill(os.getpid(), signal.SIGINT)
+                os.kill(os.getpid(), signal.SIGINT)
+            return out
+
+        return moved_then_interrupted
+
+    monkeypatch.setattr(dynamics, "_kernel", kernel)
+    try:
+        sim.advance(10_000)
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the two SIGINTs did not interrupt the advance")
+    monkeypatch.setattr(dynamics, "_kernel", original)
+    assert sim.steps == sum(calls[:3])  # the three chunks taken, all counted
+    assert sim.time == sim.steps * sim.dt  # the run's grid: t0 + step * dt, t0 = 0
+    again = rodsim.Simulation(case)
+    again.advance(sim.steps)
+    assert again.steps == sim.steps
+    np.testing.assert_array_equal(sim.state.x, again.state.x)  # the same steps: bit for bit
+    np.testing.assert_array_equal(sim.state.p, again.state.p)
