@@ -142,6 +142,29 @@ def restart_time(state) -> float:
     return state.t0 + state.count * state.dt + restart.partial(state)
 
 
+def _check_stress_points(path, recovery, mesh) -> None:
+    """CaseError naming --restart unless the file's stress recovery points (its
+    mesh/stress_points, where it has them) are this case's: the points moved between
+    releases (rodsim.model.thin_walled), and stresses continued at the new points would sit
+    under the old ones' coordinates."""
+    ours = mesh.stress_points
+    if recovery is None or mesh.n_elements == 0:
+        return
+    # The same section gives the same points to round-off (one formula of its dimensions):
+    # 1e-9 of the largest coordinate is far above that and far below any moved point.
+    size = float(np.nanmax(np.abs(ours), initial=0.0)) if ours.size else 0.0
+    same = recovery.shape == ours.shape and np.allclose(
+        recovery, ours, rtol=0.0, atol=1e-9 * (size or 1.0), equal_nan=True
+    )
+    if not same:
+        raise CaseError(
+            f"{path}: the sections' stress recovery points (mesh/stress_points) differ from "
+            "this case's: a results file of an earlier rodsim, whose sections recover stresses "
+            "at other points; run the case anew (without --restart)",
+            key=RESTART_KEY,
+        )
+
+
 def resume_state(prep, path):
     """The restart state to continue the results file at path with the prepared case
     (docs/restart.md); CaseError naming the key where they do not go together."""
@@ -149,7 +172,9 @@ def resume_state(prep, path):
         state = restart.read(f, str(path), RESTART_KEY)
         count = frame_count(f)
         reference = f["mesh/points"][()]
+        recovery = f["mesh/stress_points"][()] if "mesh/stress_points" in f else None
     check_same_mesh(path, reference, prep.setup.mesh.points, RESTART_KEY)
+    _check_stress_points(path, recovery, prep.setup.mesh)
     steps = steps_of(prep)
     if state.step >= len(steps):
         raise CaseError(

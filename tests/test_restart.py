@@ -353,3 +353,52 @@ def test_a_restart_from_an_older_state_recomputes_the_frames_after_it(tmp_path):
     assert again.n_frames == 5
     for name in STATE:
         assert np.array_equal(getattr(again, name), getattr(full, name)), name
+
+
+STEEL_I = """\
+rodsim: 1
+mesh:
+  - rod: {name: beam, from: [0, 0, 0], to: [2, 0, 0], elements: 8, section: s}
+  - rod: {name: tip, from: [2, 0, 0], to: [2.5, 0, 0], elements: 2, section: r}
+sections:
+  s: {type: rod, material: {E: 2.1e11, nu: 0.3, rho: 7850},
+      shape: {i_section: [0.3, 0.15, 0.0071, 0.0107]}}
+  r: {type: rod, EA: 1.0e9, GA: [3.0e8, 3.0e8], GJ: 1.0e5, EI: [1.0e6, 1.0e6], rhoA: 50,
+      rhoI: [0.1, 0.1]}
+boundary:
+  - {set: beam.start, fix: all}
+loads:
+  - {set: tip.end, force: [0, 0, -1000]}
+solver: {dt: auto, t_end: 2.0e-3}
+output: {interval: 1.0e-3, vtk: false}
+"""
+
+
+def test_a_restart_refuses_a_file_with_other_stress_recovery_points(tmp_path):
+    """A results file of an earlier rodsim holds the thin-walled sections' old recovery points
+    in mesh/stress_points: continuing it would append stresses at the new points under the old
+    coordinates, so the restart is refused (exit 2, --restart) and the file left as it was;
+    the file with this rodsim's points continues."""
+    case = tmp_path / "i.yaml"
+    case.write_text(STEEL_I)
+    h5 = tmp_path / "i.h5"
+    api.run_case(case, h5, vtk=False)
+    with h5py.File(h5, "r") as f:
+        points = f["mesh/stress_points"][()]
+    assert np.isfinite(points).any()  # the I section recovers stresses
+    assert np.isnan(points).any()  # section r, of stiffnesses, has no points
+    longer = ("--set", "solver.t_end=3.0e-3")
+    good = tmp_path / "good.h5"
+    good.write_bytes(h5.read_bytes())
+    with h5py.File(h5, "r+") as f:  # the points of an earlier release: one moved by 1 mm
+        moved = points.copy()
+        moved[np.isfinite(moved[:, 0, 0]).argmax(), 0] += [0.0, 1.0e-3]
+        f["mesh/stress_points"][...] = moved
+    before = digest(h5)
+    out = rodsim("run", case, "--restart", h5, *longer)
+    assert out.returncode == 2, out.stderr
+    assert "--restart" in out.stderr and "stress recovery points" in out.stderr, out.stderr
+    assert "i.h5" in out.stderr and "Traceback" not in out.stderr
+    assert digest(h5) == before
+    same = rodsim("run", case, "--restart", good, *longer)  # NaN padding compares equal
+    assert same.returncode == 0, same.stderr
