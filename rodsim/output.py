@@ -4,6 +4,7 @@ terms' element fields (rodsim.model.forces.fields), the support reactions
 (rodsim.model.forces.reactions), energies, momenta and the solver's counters.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,13 +14,22 @@ from rodsim.lie.arrays import relative_quaternions
 from rodsim.model import forces
 from rodsim.model.prescribed import prescribed_velocities
 from rodsim.model.stress import stress_fields
-from rodsim.results_format import FRAME_DATASETS
+from rodsim.results_format import (
+    ALWAYS,
+    FRAME_DATASETS,
+    PLATES,
+    POINT_STRESS,
+    ROD_STRESS,
+    RODS,
+    concrete_shape,
+)
 from rodsim.writers.frame import Frame, Unwritten
 
 # the Frame fields of each choosable dataset (rodsim.results_format), by group of what
 # computes them: the element resultants (forces.fields), the stresses recovered from them
 # (rodsim.model.stress, which costs as much as a third of a short run) and the reactions
 _SOURCE = {d.path: d.source for d in FRAME_DATASETS if d.choosable}
+_CHOOSABLE = tuple(d for d in FRAME_DATASETS if d.choosable)
 _RESULTANTS = ("rods/force", "rods/moment", "rods/strain", "rods/curvature")
 _RESULTANTS += ("plates/membrane", "plates/bending", "plates/shear")
 _STRESSES = tuple(p for p in _SOURCE if p.startswith(("rods/", "plates/")) and p not in _RESULTANTS)
@@ -29,6 +39,8 @@ _REACTIONS = ("nodes/reaction_force", "nodes/reaction_moment")
 # the rod fields a Frame must have, when no resultant is computed (output.fields: _frame
 # makes them Unwritten)
 _SKIPPED = {"force": None, "moment": None, "strain": None, "curvature": None}
+# the Frame fields that are None where the model has none (the others: arrays with no rows)
+_OPTIONAL = {f.name for f in dataclasses.fields(Frame) if f.default is None}
 
 
 def _wants(chosen, paths) -> bool:
@@ -63,12 +75,35 @@ def _fields(model, x, rot, with_energy: bool = False, chosen=None) -> dict:
     return out
 
 
-def _frame(chosen, **values) -> Frame:
-    """The Frame of values, those output.fields leaves out Unwritten (also where skipped)."""
+def _has(model, d) -> bool:
+    """rodsim.results_format.is_present for a model: whether its results have dataset d."""
+    stress = model.n_elements > 0 and model.stress is not None and model.stress.n_points > 0
+    return {
+        ALWAYS: True,
+        RODS: model.n_elements > 0,
+        PLATES: model.n_plates > 0,
+        ROD_STRESS: stress,
+        POINT_STRESS: stress and model.stress.points,
+    }[d.present]
+
+
+def _absent(d):
+    """What a Frame holds for a dataset the model has none of: None, or (rod fields) an array
+    with no rows."""
+    if d.source in _OPTIONAL:
+        return None
+    return np.zeros(concrete_shape(d.shape, {"N": 0, "E": 0, "P": 0}))
+
+
+def _frame(model, chosen, **values) -> Frame:
+    """The Frame of values, those output.fields leaves out Unwritten (also where skipped):
+    only the datasets the model has; one it cannot have (plates of a rod-only model, rod
+    stresses without recovery points) is absent, as without output.fields."""
     if chosen is not None:
-        for path, source in _SOURCE.items():
-            if path not in chosen:
-                values[source] = Unwritten(path)
+        for d in _CHOOSABLE:
+            if d.path in chosen:
+                continue
+            values[d.source] = Unwritten(d.path) if _has(model, d) else _absent(d)
     return Frame(**values)
 
 
@@ -86,6 +121,7 @@ def dynamic_frame(run, dt: float, chosen=None) -> Frame:
         prescribed_velocities(model.prescribed, run.time, dt, vel, omega)  # of the last step
     diag = run.diagnostics()
     return _frame(
+        model,
         chosen,
         time=run.time,
         position=st.x.copy(),
@@ -115,13 +151,15 @@ def static_frame(
 ) -> Frame:
     """The Frame of an equilibrium state at load multiplier `load` (time = load, at rest);
     step: the rodsim.integrators.equilibrium.LoadStep that reached it (None: the reference);
-    lowest: the lowest eigenvalue of the tangent there (NaN: not computed); chosen: as for
-    dynamic_frame."""
+    lowest: the lowest eigenvalue of the tangent there (NaN: not computed); chosen: the
+    datasets output.fields keeps (None: all), the others Unwritten. Every field is computed
+    all the same (docs/results.md: a load step's Newton solves cost far more)."""
     zeros = np.zeros((model.n_nodes, 3))
-    out = _fields(model, x, rot, with_energy=True, chosen=chosen)
+    out = _fields(model, x, rot, with_energy=True)
     internal = out.pop("energy")
     external = forces.external_potential(model.terms, x, rot, load)
     return _frame(
+        model,
         chosen,
         time=load,
         position=x.copy(),
@@ -143,5 +181,5 @@ def static_frame(
         load_factor=load,
         total_time=load,
         **out,
-        **_reactions(model, x, rot, load, chosen=chosen),
+        **_reactions(model, x, rot, load),
     )

@@ -10,11 +10,17 @@ from typing import NamedTuple
 
 import h5py
 import numpy as np
+import yaml
 
 from rodsim.errors import CaseError
 from rodsim.results_format import (
+    ALWAYS,
     DATASETS,
     FRAME_DATASETS,
+    PLATES,
+    POINT_STRESS,
+    ROD_STRESS,
+    RODS,
     Dataset,
     concrete_shape,
     written_fields,
@@ -53,9 +59,44 @@ def missing_v1(f: h5py.File) -> list:
 
 
 def left_out(f: h5py.File, d: Dataset) -> bool:
-    """Whether the run that wrote f left dataset d out by output.fields (layout 1.7)."""
+    """Whether the run that wrote f left dataset d out by output.fields (layout 1.7): not
+    chosen, and one the model has (a dataset the mesh cannot have reads as absent: None, or
+    rod fields with no rows, as without output.fields)."""
     chosen = written_fields(f)
-    return d.choosable and chosen is not None and d.path not in chosen
+    return d.choosable and chosen is not None and d.path not in chosen and _has(f, d)
+
+
+def _has(f: h5py.File, d: Dataset) -> bool:
+    """rodsim.results_format.is_present for the mesh a file stores: the writer writes
+    mesh/rods, mesh/plates and mesh/stress_points exactly when the mesh has rods, plates and
+    rod stress recovery points (RODS, PLATES, ROD_STRESS)."""
+    rods = "mesh/rods" in f
+    stress = rods and "mesh/stress_points" in f and f["mesh/stress_points"].shape[1] > 0
+    return {
+        ALWAYS: True,
+        RODS: rods,
+        PLATES: "mesh/plates" in f,
+        ROD_STRESS: stress,
+        POINT_STRESS: stress and _point_stresses(f),
+    }[d.present]
+
+
+def _point_stresses(f: h5py.File) -> bool:
+    """Whether the run that wrote f had output.stresses: points. The file does not record it
+    as such: a point stress dataset in it says so; else the case text and its --set
+    overrides do (the last assignment wins, as in rodsim.run.prepare)."""
+    if "rods/stress" in f or "rods/von_mises" in f:
+        return True
+    for line in reversed(_text_attr(f, "overrides").splitlines()):
+        key, _, value = line.partition("=")
+        if key.strip() == "output.stresses":
+            return value.strip() == "points"
+    try:
+        case = yaml.safe_load(_text_attr(f, "case"))
+    except yaml.YAMLError:  # not plain YAML: as without points
+        return False
+    out = case.get("output") if isinstance(case, dict) else None
+    return isinstance(out, dict) and out.get("stresses") == "points"
 
 
 def unwritten(f: h5py.File, path: str) -> Unwritten:

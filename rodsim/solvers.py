@@ -197,6 +197,7 @@ def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None)
         yield from _path_frames(prep, progress, stop, begin, resume)
         return
     p = prep.plan
+    chosen = chosen_datasets(prep.case.settings.output.fields)  # what the frames keep
     eq = _start_equilibrium(prep) if eq is None else eq
     eq.stop = stop
     first = 1
@@ -206,7 +207,7 @@ def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None)
         eq.load = begin.load
         first = begin.count + 1
     else:
-        yield _static_record(eq, 0)
+        yield _static_record(eq, 0, chosen=chosen)
     for i in range(first, p.n_steps + 1):
         load = i / p.n_steps
         if stop():  # between load steps: the state is the last frame's
@@ -217,7 +218,7 @@ def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None)
             residual = equilibrium.static_residual(eq, load)[0]
             now = equilibrium.LoadStep(load, 0, 0, residual, math.nan, ())
             yield dataclasses.replace(
-                static_frame(eq.model, eq.x, eq.rot, load, now), off_schedule=1
+                static_frame(eq.model, eq.x, eq.rot, load, now, chosen=chosen), off_schedule=1
             )
             return
         log.info(
@@ -234,7 +235,7 @@ def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None)
             group = prep.case.settings.solver.group
             state = (eq.x, eq.rot, eq.quat, eq.load)
             lowest = modal.lowest_eigenvalue(eq.model, group, *state, eq.solver)
-        yield _static_record(eq, i, step, lowest)
+        yield _static_record(eq, i, step, lowest, chosen)
 
 
 def _place(eq, begin) -> None:
@@ -246,9 +247,10 @@ def _place(eq, begin) -> None:
         implicit.quaternions(eq.rot, eq.quat)
 
 
-def _static_record(eq, count: int, step=None, lowest: float = math.nan):
-    """The frame of an equilibrium after count load steps, with its restart state."""
-    frame = static_frame(eq.model, eq.x, eq.rot, eq.load, step, lowest)
+def _static_record(eq, count: int, step=None, lowest: float = math.nan, chosen=None):
+    """The frame of an equilibrium after count load steps, with its restart state; chosen:
+    the datasets output.fields keeps (None: all)."""
+    frame = static_frame(eq.model, eq.x, eq.rot, eq.load, step, lowest, chosen)
     return dataclasses.replace(frame, restart=restart.of_equilibrium(eq, count))
 
 
@@ -259,6 +261,7 @@ def _path_frames(prep, progress, stop, begin=None, resume=False):
     _dynamic_frames (a resumed path goes on with its stored factor, arc, step length and
     direction)."""
     s, model = prep.case.settings.solver, prep.setup.model
+    chosen = chosen_datasets(prep.case.settings.output.fields)  # what the frames keep
     spec, (node, comp) = s.equilibrium.path, prep.setup.path
     eq = _start_equilibrium(prep)
     if model.prescribed.node.shape[0] and not resume:
@@ -285,7 +288,7 @@ def _path_frames(prep, progress, stop, begin=None, resume=False):
         last = begin.arrays.get("last")
         state.last = None if last is None or not np.any(last) else last.copy()
     else:
-        yield _path_record(eq, state, arc, 0, None)
+        yield _path_record(eq, state, arc, 0, None, chosen)
     x0 = model.x0[node, comp]
     sign = 1.0 if spec.to >= 0 else -1.0
 
@@ -312,7 +315,7 @@ def _path_frames(prep, progress, stop, begin=None, resume=False):
         log.info("path step %d: load factor %.6g, %d iterations", k, taken.load, taken.iterations)
         if progress:
             progress(arc, k, spec.steps)
-        yield _path_record(eq, state, arc, k, taken)
+        yield _path_record(eq, state, arc, k, taken, chosen)
     if not reached(eq) and not stop():
         log.warning(
             "the path ended after its %d steps at %s = %.6g of node %d, short of to = %.6g: "
@@ -325,15 +328,16 @@ def _path_frames(prep, progress, stop, begin=None, resume=False):
         )
 
 
-def _path_record(eq, state, arc: float, count: int, taken):
+def _path_record(eq, state, arc: float, count: int, taken, chosen=None):
     """The frame of an equilibrium on a path: its loads at the factor reached, with the path's
-    restart state (the factor, the arc, the next step's length and the last direction)."""
+    restart state (the factor, the arc, the next step's length and the last direction);
+    chosen: the datasets output.fields keeps (None: all)."""
     load = state.load
     model = modal.scaled_loads(eq.model, load)
     step = None
     if taken is not None:
         step = equilibrium.LoadStep(load, taken.iterations, 0, taken.residual, taken.length, ())
-    frame = static_frame(model, eq.x, eq.rot, 1.0, step)
+    frame = static_frame(model, eq.x, eq.rot, 1.0, step, chosen=chosen)
     last = np.zeros_like(eq.x) if state.last is None else state.last
     arrays = {"x": eq.x, "rot": eq.rot, "quat": eq.quat, "last": last}
     raw = restart.RestartState(
@@ -409,7 +413,8 @@ def _eigen_frames(prep, progress, stop, begin=None, resume=False):
         x, rot, quat, load = eq.x, eq.rot, eq.quat, eq.load
     else:
         x, rot, quat, load = modal_state(prep, "reference")
-        yield static_frame(model, x, rot, load)
+        chosen = chosen_datasets(prep.case.settings.output.fields)
+        yield static_frame(model, x, rot, load, chosen=chosen)
     if s.analysis == "buckling":
         yield linear_buckling(prep, s.buckling.modes, eq)
     else:

@@ -15,6 +15,7 @@ from rodsim import estimates, output, run
 from rodsim.cli import main
 from rodsim.errors import CaseError
 from rodsim.results_format import ALWAYS_WRITTEN, CHOOSABLE, FRAME_DATASETS
+from rodsim.writers.frame import Unwritten
 
 INPUTS = Path(__file__).resolve().parents[1] / "inputs"
 FRAME = INPUTS / "frame" / "frame.yaml"  # rods with shaped sections: stresses recovered
@@ -171,3 +172,145 @@ def test_the_series_share_leaves_with_output_vtk_false():
     result = _cli("check", FRAME, "--set", "output.vtk=false")
     line = next(x for x in result.output.splitlines() if x.startswith("results"))
     assert "ParaView" not in line
+
+
+# --- readers of files with datasets left out; datasets the model cannot have ----------------
+
+ROD = """
+rodsim: 1
+mesh:
+  - rod: {name: beam, from: [0, 0, 0], to: [1, 0, 0], elements: 4, section: s, up: [0, 0, 1]}
+sections:
+  s: {type: rod, material: {E: 1.0e6, nu: 0.3, rho: 1.0, allowable: 1.0e3},
+      shape: {rectangle: [0.05, 0.05]}}
+boundary:
+  - {set: beam.start, fix: all}
+loads:
+  - {set: beam.end, force: [0, 0, -1.0e-3]}
+solver: {analysis: equilibrium, scheme: implicit, equilibrium: {load_steps: 2}}
+output: {vtk: false}
+"""
+PLATE = """
+rodsim: 1
+mesh:
+  - rectangle: {name: deck, origin: [0, 0, 0], size: [1, 1], elements: [2, 2], section: p}
+sections:
+  p: {type: plate, material: {E: 1.0e4, nu: 0.3, rho: 1.0}, thickness: 0.05}
+boundary:
+  - {set: deck.x0, fix: all}
+loads:
+  - {set: deck.all, pressure: 0.01}
+solver: {t_end: 0.01}
+output: {interval: 0.005, vtk: false}
+"""
+# rods given by stiffnesses (no stress recovery points) on a plate
+MIXED = """
+rodsim: 1
+mesh:
+  - rectangle: {name: deck, origin: [0, 0, 0], size: [1, 1], elements: [2, 2], section: p}
+  - rod: {name: rib, from: [0, 0, 0], to: [0, 1, 0], elements: 2, section: s, up: [0, 0, 1]}
+sections:
+  p: {type: plate, material: {E: 1.0e4, nu: 0.3, rho: 1.0}, thickness: 0.05}
+  s: {type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 1, EI: [1, 1], rhoA: 1,
+      rhoI: [1.0e-4, 1.0e-4]}
+boundary:
+  - {set: deck.x0, fix: all}
+loads:
+  - {set: deck.all, pressure: 0.01}
+solver: {t_end: 0.01}
+output: {interval: 0.005, vtk: false}
+"""
+
+
+def _case(tmp_path, text: str, name: str, *overrides, vtk=False, memory=False):
+    """Run a case text: (results path, its Results in memory (rodsim.run_in_memory) or None)."""
+    case = tmp_path / f"{name}.yaml"
+    case.write_text(text)
+    out = tmp_path / f"{name}.h5"
+    run.execute(run.prepare(case, overrides), out, vtk=vtk, handle_signals=False)
+    return out, rodsim.run_in_memory(case, overrides=overrides) if memory else None
+
+
+@pytest.mark.parametrize("kept", ["rods/von_mises_max", "rods/utilisation"])
+def test_info_shows_the_stress_datasets_kept(tmp_path, kept):
+    """rodsim info with one of von_mises_max and utilisation left out: the other's line."""
+    out, _ = _case(tmp_path, ROD, "rod", f"output.fields=[{kept}]")
+    result = _cli("info", out)
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("stress    rods:"))
+    assert ("largest von Mises" in line) == (kept == "rods/von_mises_max")
+    assert ("most utilised" in line) == (kept == "rods/utilisation")
+
+
+def test_along_a_left_out_dataset_says_so(tmp_path):
+    out, _ = _case(tmp_path, ROD, "rod", "output.fields=[nodes/*]")
+    result = _cli("plot", out, "--along", "moment@beam.all", "-o", tmp_path / "m.png")
+    assert result.exit_code == 2, result.output
+    assert "rods/moment not written: add it to output.fields" in result.output
+    kept = _cli("plot", out, "--along", "velocity@beam.all", "-o", tmp_path / "v.png")
+    assert kept.exit_code == 0, kept.output
+
+
+@pytest.mark.parametrize(
+    "text, fields, spec, path",
+    [
+        (ROD, "[rods/*]", "velocity", "nodes/velocity"),
+        (ROD, "[nodes/*]", "von_mises_max", "rods/von_mises_max"),
+        (PLATE, "[nodes/*]", "membrane", "plates/membrane"),
+    ],
+)
+def test_render_field_left_out_says_so(tmp_path, text, fields, spec, path):
+    from rodsim.post.render_scene import field_values, parse_field
+    from rodsim.results_reader import open_results
+
+    out, _ = _case(tmp_path, text, "case", f"output.fields={fields}")
+    with open_results(out) as f, pytest.raises(CaseError, match=f"{path} not written"):
+        field_values(f, parse_field(spec), 0, f["nodes/position"][0])
+
+
+def test_datasets_the_model_cannot_have_read_as_absent(tmp_path):
+    """Left out only where the mesh has the dataset: plates of a rod-only run None, rod fields
+    of a plate-only run empty, rod stresses of stiffness-only rods absent (as without
+    output.fields), both in memory and read back."""
+    rod, kept = _case(tmp_path, ROD, "rod", "output.fields=[rods/*]", memory=True)
+    for r in (kept, rodsim.read_results(rod)):
+        assert r.plate_membrane is None and r.plate_von_mises_max is None
+        assert r.rod_stress is None  # output.stresses: max has no point stresses
+        assert isinstance(r.velocity, Unwritten)
+    plate, kept = _case(tmp_path, PLATE, "plate", "output.fields=[plates/*]", memory=True)
+    for r in (kept, rodsim.read_results(plate)):
+        assert r.force.shape == (3, 0, 3) and r.rod_von_mises_max is None
+        assert r.plate_membrane.shape == (3, 4, 3)
+    mixed, kept = _case(tmp_path, MIXED, "mixed", "output.fields=[plates/*]", memory=True)
+    for r in (kept, rodsim.read_results(mixed)):
+        assert r.rod_von_mises_max is None and r.rod_utilisation is None
+        assert isinstance(r.force, Unwritten)  # the rods have it
+    result = _cli("plot", mixed, "von_mises_max@deck.all", "-o", tmp_path / "vm.png")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "solver",
+    [
+        "{analysis: equilibrium, scheme: implicit, equilibrium: {load_steps: 2}}",
+        "{analysis: equilibrium, scheme: implicit, equilibrium: {path: {method: arc_length, "
+        "set: beam.end, component: uz, to: -1.0e-4, steps: 2, length: 1.0e-4}}}",
+        "{analysis: modal, modal: {modes: 1}}",
+    ],
+    ids=["load steps", "path", "modal"],
+)
+def test_static_frames_follow_the_fields(tmp_path, solver):
+    """Equilibrium, path and modal runs: the ParaView series and the in-memory results hold
+    the datasets kept only, as the results file does."""
+    fields, solver = f"output.fields={RESULTANTS}", f"solver={solver}"
+    _, kept = _case(tmp_path, ROD, "rod", fields, solver, vtk=True, memory=True)
+    with pytest.raises(CaseError, match="rods/von_mises_max not written"):
+        kept.rod_von_mises_max.max()
+    with pytest.raises(CaseError, match="nodes/reaction_force not written"):
+        kept.reaction_force[0]
+    assert kept.force.shape[1:] == (4, 3)
+    vtus = sorted((tmp_path / "rod_vtk").glob("rod_*.vtu"))
+    assert vtus
+    mesh = meshio.read(vtus[-1])
+    assert set(mesh.point_data) == {"displacement", "velocity", "d1", "d2", "d3"}
+    assert set(mesh.cell_data) == {"force", "moment", "strain", "curvature"}

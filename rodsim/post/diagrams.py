@@ -26,7 +26,7 @@ from rodsim.post.plots import (
     node_set,
     pick,
 )
-from rodsim.results_reader import frame_count, open_results
+from rodsim.results_reader import dataset, frame_count, open_results
 
 
 class Along:
@@ -97,13 +97,13 @@ def along(f, what: str, n: int) -> Along:
     lengths = np.linalg.norm(points[path_nodes[1:]] - points[path_nodes[:-1]], axis=1)
     s_nodes = np.concatenate([[0.0], np.cumsum(lengths)])
     if name in RODS:
-        values = f[f"rods/{name}"][:n][:, ordered]
+        values = dataset(f, f"rods/{name}")[:n][:, ordered]
         s, kind = 0.5 * (s_nodes[:-1] + s_nodes[1:]), "element"
     else:
         if name == "displacement":
             values = f["nodes/position"][:n][:, path_nodes] - points[path_nodes]
         else:
-            values = f[f"nodes/{name}"][:n][:, path_nodes]
+            values = dataset(f, f"nodes/{name}")[:n][:, path_nodes]
         s, kind = s_nodes, "node"
     names = COMPONENTS.get(name, ("x", "y", "z"))
     picks = pick(name, component, names)

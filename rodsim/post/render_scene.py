@@ -19,6 +19,7 @@ from rodsim.errors import CaseError
 from rodsim.post.csv_export import PER_POINT
 from rodsim.post.plots import COMPONENTS
 from rodsim.results_format import FRAME_DATASETS
+from rodsim.results_reader import dataset, not_written
 
 DEFAULT_RADIUS = 0.01  # of the model's size: rods of files without outlines (layout < 1.6)
 
@@ -251,8 +252,11 @@ def field_values(f, field: Field, k: int, position: np.ndarray):
         elif name == "position":
             raw = position
         else:
-            raw = f[f"nodes/{name}"][k]
+            raw = dataset(f, f"nodes/{name}")[k]
         return reduce_field(raw, field), None, None
+    for group in ("rods", "plates"):  # the model has it but output.fields left it out
+        if field.where in (group[:-1], "element") and not_written(f, f"{group}/{name}"):
+            dataset(f, f"{group}/{name}")  # CaseError: not written
     rods = plates = None
     if field.where in ("rod", "element") and f"rods/{name}" in f:
         rods = reduce_field(f[f"rods/{name}"][k], field)

@@ -79,27 +79,35 @@ def _stress_lines(f, n: int, system=None) -> list[str]:
     and frame, for rods and plates (docs/stresses.md); in MPa with a declared unit system
     (display_units)."""
     show = display_units.shown(display_units.STRESS, system)
-    unit = f" {show.unit}" if show.unit else ""
     lines = []
     for kind, group in (("rod", "rods"), ("plate", "plates")):
-        path = f"{group}/von_mises_max"
-        if path not in f:
-            continue
-        vm = f[path][:n]
-        if not np.isfinite(vm).any():
-            continue
-        k, e = np.unravel_index(np.nanargmax(vm), vm.shape)
-        largest = f"{vm[k, e] * show.factor:.6g}{unit}"
-        text = f"stress    {kind}s: largest von Mises {largest} at {kind} element {e}, "
-        text += f"frame {k} ({plots.frame_label(f, k, system)})"
-        util = f[f"{group}/utilisation"][:n]
-        if np.isfinite(util).any():
-            ku, eu = np.unravel_index(np.nanargmax(util), util.shape)
-            text += (
-                f"; most utilised: {kind} element {eu}, frame {ku}, utilisation {util[ku, eu]:.4g}"
-            )
-        lines.append(text)
+        # output.fields may have kept either dataset without the other: show what exists
+        datasets = ((f"{group}/von_mises_max", _largest), (f"{group}/utilisation", _most))
+        parts = [text(f[path][:n], f, kind, show, system) for path, text in datasets if path in f]
+        parts = [p for p in parts if p]
+        if parts:
+            lines.append(f"stress    {kind}s: " + "; ".join(parts))
     return lines
+
+
+def _largest(vm: np.ndarray, f, kind: str, show, system) -> str:
+    """Where the largest von Mises stress of (F, elements) values is ("": none finite)."""
+    if not np.isfinite(vm).any():
+        return ""
+    k, e = np.unravel_index(np.nanargmax(vm), vm.shape)
+    unit = f" {show.unit}" if show.unit else ""
+    return (
+        f"largest von Mises {vm[k, e] * show.factor:.6g}{unit} at {kind} element {e}, "
+        f"frame {k} ({plots.frame_label(f, k, system)})"
+    )
+
+
+def _most(util: np.ndarray, f, kind: str, show, system) -> str:
+    """Where the largest utilisation of (F, elements) values is ("": none finite)."""
+    if not np.isfinite(util).any():
+        return ""
+    k, e = np.unravel_index(np.nanargmax(util), util.shape)
+    return f"most utilised: {kind} element {e}, frame {k}, utilisation {util[k, e]:.4g}"
 
 
 def _mode_lines(f, system) -> list[str]:
