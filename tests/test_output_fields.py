@@ -314,3 +314,14 @@ def test_static_frames_follow_the_fields(tmp_path, solver):
     mesh = meshio.read(vtus[-1])
     assert set(mesh.point_data) == {"displacement", "velocity", "d1", "d2", "d3"}
     assert set(mesh.cell_data) == {"force", "moment", "strain", "curvature"}
+
+
+@pytest.mark.parametrize("stresses", ["max", "points"])
+def test_point_stresses_left_out_only_with_output_stresses_points(tmp_path, stresses):
+    """rods/stress is a dataset of the model only with output.stresses: points; the file
+    tells it from its case and overrides."""
+    fields = "output.fields=[rods/von_mises_max]"
+    out, _ = _case(tmp_path, ROD, "rod", fields, f"output.stresses={stresses}")
+    r = rodsim.read_results(out)
+    assert isinstance(r.rod_stress, Unwritten) == (stresses == "points")
+    assert isinstance(r.rod_von_mises, Unwritten) == (stresses == "points")
