@@ -41,6 +41,7 @@ SETS = "mesh/sets"  # one dataset per node set, named after the set
 CHOOSABLE_GROUPS = ("nodes", "rods", "plates")
 ALWAYS_WRITTEN = ("nodes/position", "nodes/rotation")
 FIELDS_ATTR = "fields"  # file attribute: the choosable datasets the run chose (layout 1.7)
+POINT_STRESSES_ATTR = "point_stresses"  # file attribute: output.stresses: points (layout 1.7)
 
 
 class Dataset(NamedTuple):

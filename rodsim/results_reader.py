@@ -10,7 +10,6 @@ from typing import NamedTuple
 
 import h5py
 import numpy as np
-import yaml
 
 from rodsim.errors import CaseError
 from rodsim.results_format import (
@@ -19,6 +18,7 @@ from rodsim.results_format import (
     FRAME_DATASETS,
     PLATES,
     POINT_STRESS,
+    POINT_STRESSES_ATTR,
     ROD_STRESS,
     RODS,
     Dataset,
@@ -82,21 +82,13 @@ def _has(f: h5py.File, d: Dataset) -> bool:
 
 
 def _point_stresses(f: h5py.File) -> bool:
-    """Whether the run that wrote f had output.stresses: points. The file does not record it
-    as such: a point stress dataset in it says so; else the case text and its --set
-    overrides do (the last assignment wins, as in rodsim.run.prepare)."""
-    if "rods/stress" in f or "rods/von_mises" in f:
-        return True
-    for line in reversed(_text_attr(f, "overrides").splitlines()):
-        key, _, value = line.partition("=")
-        if key.strip() == "output.stresses":
-            return value.strip() == "points"
-    try:
-        case = yaml.safe_load(_text_attr(f, "case"))
-    except yaml.YAMLError:  # not plain YAML: as without points
-        return False
-    out = case.get("output") if isinstance(case, dict) else None
-    return isinstance(out, dict) and out.get("stresses") == "points"
+    """Whether the run that wrote f had output.stresses: points (its point_stresses attribute,
+    or a point stress dataset in it)."""
+    return (
+        bool(f.attrs.get(POINT_STRESSES_ATTR, False))
+        or "rods/stress" in f
+        or ("rods/von_mises" in f)
+    )
 
 
 def unwritten(f: h5py.File, path: str) -> Unwritten:

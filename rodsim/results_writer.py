@@ -37,6 +37,7 @@ from rodsim.results_format import (
     LAYOUT,
     LAYOUT_MINOR,
     MESH_DATASETS,
+    POINT_STRESSES_ATTR,
     is_chosen,
     is_present,
     sizes_of,
@@ -178,6 +179,9 @@ class ResultsWriter:
             f.attrs["host"] = socket.gethostname()
             f.attrs["pid"] = os.getpid()
             f.attrs[FIELDS_ATTR] = [p for p in CHOOSABLE if p in self.fields]  # table order
+            # output.stresses: points, which the readers need to tell a per-point stress left
+            # out by output.fields from one the run never had
+            f.attrs[POINT_STRESSES_ATTR] = bool(mesh.point_stresses)
             for k, v in (extra_attrs or {}).items():
                 f.attrs[k] = v
             _write_mesh(f, mesh)
