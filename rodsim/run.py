@@ -18,7 +18,7 @@ from rodsim.case import steps as case_steps
 from rodsim.case.carry import carried
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build, case_mesh
-from rodsim.case.settings import FilePart
+from rodsim.case.settings import FilePart, ShapeFile
 from rodsim.errors import (
     CaseError,
     Interrupted,
@@ -129,13 +129,21 @@ def _prepare_steps(case: Case, mesh, memory) -> tuple:
 def output_paths(case: Case, output=None) -> tuple[Path, Path]:
     """(results .h5, ParaView .pvd) paths: -o, else <case-stem>.h5 next to the case file.
     CaseError (before anything is written) if the results would overwrite the case file, a
-    mesh file the case reads, or the run's own ParaView index (-o x.pvd)."""
+    file the case reads (a mesh, the results file of initial.from or imperfection.from, a
+    shape file), or the run's own ParaView index (-o x.pvd)."""
     h5 = Path(output) if output is not None else case.folder / f"{case.stem}.h5"
     pvd = h5.with_suffix(".pvd")
     inputs = {case.path.resolve(): "the case file"}
     for spec in case.settings.mesh:
         if isinstance(spec, FilePart):
             inputs[case.resolve(spec.file).resolve()] = f"the mesh file {spec.file}"
+    s = case.settings
+    read = [("initial.from", s.initial.from_)]
+    read += [("imperfection.from", s.imperfection.from_ if s.imperfection else None)]
+    read += [("initial.shape", e.file) for e in s.initial.shape if isinstance(e, ShapeFile)]
+    for key, name in read:
+        if name is not None:
+            inputs[case.resolve(name).resolve()] = f"the file {name} of {key}"
     target = h5.resolve()
     if target in inputs:
         raise CaseError(

@@ -134,3 +134,21 @@ def test_a_bad_velocity_field_is_an_input_error(tmp_path, field, key, words):
     out = CliRunner().invoke(main, ["check", str(case)])
     assert out.exit_code == 2, out.output
     assert key in out.output and words in out.output
+
+
+def test_a_start_from_a_file_still_running_warns(tmp_path, caplog):
+    """A source file whose status says running (being written, or its run killed) was used
+    without a word (issue 33): a warning names it; the start is its complete frames."""
+    import h5py
+
+    first = _write(tmp_path, "a.yaml", "{dt: 2.0e-6, t_end: 0.001}")
+    rodsim.run_case(first, tmp_path / "a.h5")
+    second = _write(tmp_path, "b.yaml", "{dt: 2.0e-6, t_end: 0.001}", "initial: {from: a.h5}")
+    with caplog.at_level("WARNING", logger="rodsim.case.initial_state"):
+        rodsim.run_in_memory(rodsim.load_case(second))
+    assert "still running" not in caplog.text
+    with h5py.File(tmp_path / "a.h5", "r+") as f:
+        f.attrs["status"] = "running"
+    with caplog.at_level("WARNING", logger="rodsim.case.initial_state"):
+        rodsim.run_in_memory(rodsim.load_case(second))
+    assert "a.h5 says its run is still running" in caplog.text

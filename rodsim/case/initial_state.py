@@ -8,6 +8,8 @@ frames) and spatial momenta, as the integrators hold them; where the file's rest
 (rodsim.restart) is that frame's, its raw arrays, bit for bit what that run held. The
 earlier run's loads are not carried over: this case's loads act from its own t = 0."""
 
+import logging
+
 import numpy as np
 
 from rodsim import restart
@@ -15,7 +17,9 @@ from rodsim.case.imperfection import check_same_mesh
 from rodsim.case.initial_shape import KEY, arc_lengths, configuration
 from rodsim.errors import CaseError
 from rodsim.model import timefunc
-from rodsim.results_reader import frame_count, open_results, read_frame
+from rodsim.results_reader import frame_count, open_results, read_frame, run_status
+
+log = logging.getLogger(__name__)
 
 
 def start_state(case, mesh):
@@ -31,6 +35,12 @@ def start_state(case, mesh):
     try:
         with open_results(path) as f:
             count = frame_count(f)
+            if run_status(f).state == "running":
+                log.warning(
+                    "initial.from: %s says its run is still running (being written, or "
+                    "killed): starting from its complete frames",
+                    path,
+                )
             k = init.frame if init.frame >= 0 else count + init.frame
             if not 0 <= k < count:
                 raise CaseError(
