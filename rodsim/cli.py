@@ -347,13 +347,14 @@ def schema(output):
     from pathlib import Path
 
     from rodsim.case import json_schema
+    from rodsim.post.replace_file import check_target, write_whole
 
     text = json_schema.text()
     if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise ResourceError(f"cannot write the schema ({exc.strerror})", file=output) from None
+        # an existing file is replaced only if it is an earlier schema: -o case.yaml or -o
+        # results.h5 overwrote them (issue 33)
+        check_target(Path(output), None, text[:100], "a case schema of rodsim schema")
+        write_whole(Path(output), [text])
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)

@@ -47,6 +47,20 @@ def test_rodsim_schema_writes_it(tmp_path):
     assert res.exit_code == 0, res.output
     assert out.read_text(encoding="utf-8") == json_schema.text()
     assert CliRunner().invoke(main, ["schema"]).output == json_schema.text()
+    again = CliRunner().invoke(main, ["schema", "-o", str(out)])  # an earlier schema: replaced
+    assert again.exit_code == 0, again.output
+
+
+@pytest.mark.parametrize("name", ["case.yaml", "results.h5"])
+def test_rodsim_schema_does_not_overwrite_another_file(tmp_path, name):
+    """`rodsim schema -o case.yaml` (or a results file) overwrote it (issue 33): exit 2, the
+    file byte-identical."""
+    target = tmp_path / name
+    target.write_bytes(b"rodsim: 1\ntitle: mine\n")
+    res = CliRunner().invoke(main, ["schema", "-o", str(target)])
+    assert res.exit_code == 2, res.output
+    assert "is not a case schema" in res.output
+    assert target.read_bytes() == b"rodsim: 1\ntitle: mine\n"
 
 
 def test_every_case_file_is_valid(validator):

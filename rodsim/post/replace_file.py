@@ -8,12 +8,13 @@ from pathlib import Path
 from rodsim.errors import CaseError, ResourceError
 
 
-def check_target(path: Path, results: Path, header: str, what: str) -> None:
+def check_target(path: Path, results: Path | None, header: str, what: str) -> None:
     """CaseError where path is the results file or an existing file other than an earlier
-    export (one that does not start with header)."""
+    export (one that does not start with header); results None: an export of no results
+    file (rodsim schema)."""
     if not path.exists():
         return
-    if path.resolve() == results.resolve():
+    if results is not None and path.resolve() == results.resolve():
         raise CaseError(
             f"-o {path} is the results file itself: name another file", file=str(results)
         )
@@ -26,7 +27,7 @@ def check_target(path: Path, results: Path, header: str, what: str) -> None:
         if start != header.encode():
             raise CaseError(
                 f"-o {path} exists and is not {what}: name a new file, or remove it first",
-                file=str(results),
+                file=str(results or path),
             )
 
 
