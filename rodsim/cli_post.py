@@ -2,6 +2,8 @@
 and ``rodsim render`` (docs/running.md, docs/render.md), on rodsim.post; registered on the
 ``rodsim`` group by rodsim.cli."""
 
+from pathlib import Path
+
 import click
 
 from rodsim.cli import _handle_errors, main
@@ -120,6 +122,26 @@ def export(results, fmt, folder, table, frame, history, envelope, matrices, over
     click.echo(f"wrote {n} frames: {pvd}")
 
 
+PNG = b"\x89PNG\r\n\x1a\n"  # the signature every PNG file starts with
+
+
+def _check_picture(path: Path) -> None:
+    """CaseError unless path names a PNG that may be written: -o onto a case, a results file
+    or any file not a PNG overwrote it, and a .yaml or .h5 name was an internal error."""
+    if path.suffix.lower() != ".png":
+        raise CaseError(
+            f"rodsim plot writes PNG pictures: expected a .png name, got {path}", key="-o"
+        )
+    if path.is_file():
+        with open(path, "rb") as existing:
+            if existing.read(len(PNG)) != PNG:
+                raise CaseError(
+                    f"-o {path} exists and is not a PNG picture: name a new file, or remove it "
+                    "first",
+                    key="-o",
+                )
+
+
 @main.command()
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.argument("what", default="energy")
@@ -157,6 +179,8 @@ def plot(results, what, output, against, along, frames, envelope):
     from rodsim.results_reader import incomplete_warning
     from rodsim.sweep import summary
 
+    if output is not None:
+        _check_picture(Path(output))
     if summary.is_summary(results):  # a sweep's summary.h5: a result against its parameters
         from rodsim.sweep.plot import plot_sweep
 

@@ -189,3 +189,22 @@ def test_progress_line_on_a_terminal(capsys):
     quiet(1.0, 500, 1000)
     quiet.done()
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("case.yaml", "expected a .png name"),
+        ("r2.h5", "expected a .png name"),
+        ("notes.png", "is not a PNG picture"),
+    ],
+)
+def test_plot_does_not_overwrite_another_file(tmp_path, name, words):
+    """`rodsim plot -o` onto a file that is not an earlier plot overwrote it (a .yaml or .h5
+    name was an internal error; issue 33): exit 2, the file byte-identical."""
+    target = tmp_path / name
+    target.write_bytes(b"rodsim: 1\n")
+    res = CliRunner().invoke(main, ["plot", str(tmp_path / "missing.h5"), "-o", str(target)])
+    assert res.exit_code == 2, res.output
+    assert words in res.output
+    assert target.read_bytes() == b"rodsim: 1\n"
