@@ -159,6 +159,12 @@ def test_summary_prints_each_entry_and_the_reaction(tmp_path):
     [
         ("{set: beam.end, line_force: [0, 0, -1]}", "loads[0].set", "hold"),
         ("{set: beam.all, force: [0, 0, -1], frame: section}", "loads[0].frame", "line_force"),
+        # was refused with a message about pressure (issue 33)
+        (
+            "{set: beam.all, surface_force: [0, 0, -1]}",
+            "loads[0].set",
+            "surface_force acts on plate elements",
+        ),
     ],
 )
 def test_bad_line_loads_are_input_errors(tmp_path, load, key, words):

@@ -144,7 +144,7 @@ def _distributed_maps(mesh: Mesh, nodes, kind: str, frame: str, path, key: str, 
     cells = np.flatnonzero(np.isin(getattr(mesh, "plates", np.zeros((0, 4))), nodes).all(axis=1))
     if kind == "surface":
         if len(cells) == 0:
-            plates_within(mesh, nodes, path)  # raises, naming the key
+            plates_within(mesh, nodes, path, key)  # raises, naming the key
         return distributed.surface_maps(mesh, cells, frame)
     rods = np.flatnonzero(np.isin(mesh.conn, nodes).all(axis=1))
     if len(rods) == 0 and len(cells) == 0:

@@ -117,14 +117,16 @@ def edge_lengths(mesh: Mesh, nodes: np.ndarray, path) -> dict:
     return out
 
 
-def plates_within(mesh: Mesh, nodes: np.ndarray, path) -> np.ndarray:
-    """Plate elements whose corners all belong to nodes."""
+def plates_within(mesh: Mesh, nodes: np.ndarray, path, what: str = "pressure") -> np.ndarray:
+    """Plate elements whose corners all belong to nodes; CaseError naming `what` (the load
+    that needs them) where there are none."""
     cells = getattr(mesh, "plates", np.zeros((0, 4), dtype=np.int64))
     inside = np.isin(cells, nodes).all(axis=1)
     if not inside.any():
+        rods = " (a load per length on rods is line_force)" if what == "surface_force" else ""
         raise CaseError(
-            "pressure acts on plate elements, and this set holds no plate element "
-            "(all corners of a plate must be in the set)",
+            f"{what} acts on plate elements, and this set holds no plate element "
+            f"(all corners of a plate must be in the set){rods}",
             key=render(path),
         )
     return np.flatnonzero(inside)
