@@ -139,6 +139,14 @@ def resume_control(run, state: RestartState) -> None:
             setattr(control, name, int(value) if name in INTEGERS else float(value))
     control.xi_before[:] = a["xi_before"]
     if math.isfinite(control.linear.h):
+        if a["jacobian"].shape != run.solver.data.shape:  # blocks of another sparsity
+            raise corrupt(
+                "",
+                "--restart",
+                f"jacobian has shape {a['jacobian'].shape}, expected {run.solver.data.shape}",
+            )
+        if not np.isfinite(a["jacobian"]).all():
+            raise corrupt("", "--restart", "jacobian holds NaN or infinite values")
         run.solver.data[:] = a["jacobian"]
         vi_newton.factorise(run.solver, control.linear)
 
@@ -193,10 +201,15 @@ def write(f: h5py.File, state: RestartState, frame: int) -> None:
 
 
 def read(f: h5py.File, where: str, key: str) -> RestartState:
-    """The state of the slot `current` names; CaseError naming `key` where the file has none
-    (where: the file, for the message)."""
+    """The state of the slot `current` names; CaseError naming `key` where the file has none,
+    or where its attributes or datasets are not numbers of the layout above (where: the file,
+    for the message). The values are checked by `check`."""
     g = f.get(GROUP)
-    current = -1 if g is None else int(g.attrs.get("current", -1))
+    current = -1 if g is None else g.attrs.get("current", -1)
+    try:
+        current = int(current)
+    except (TypeError, ValueError):
+        current = -1
     if current not in (0, 1) or SLOTS[current] not in g:
         raise CaseError(
             f"{where} holds no restart state (restart/): it was written by a modal or buckling "
@@ -204,19 +217,154 @@ def read(f: h5py.File, where: str, key: str) -> RestartState:
             key=key,
         )
     slot = g[SLOTS[current]]
+    if not isinstance(slot, h5py.Group):
+        raise corrupt(where, key, f"{GROUP}/{SLOTS[current]} is not a group")
     a = slot.attrs
-    kind = str(a["kind"])
-    arrays = {k: slot[k][()] for k in ARRAYS.get(kind, ()) if k in slot}
-    arrays |= {k: slot[k][()] for k in slot if k not in arrays}
+    kind = str(a.get("kind", ""))
+    if kind not in ARRAYS:
+        raise corrupt(where, key, f"kind {kind!r} is not one of {', '.join(ARRAYS)}")
+    names = [*ARRAYS[kind], *(k for k in slot if k not in ARRAYS[kind])]
+    arrays = {k: _array(slot, k, where, key) for k in names}
     return RestartState(
         kind,
-        int(a["step"]),
-        int(a["count"]),
-        float(a["t0"]),
-        float(a["dt"]),
-        float(a["load"]),
-        float(a["total"]),
+        *(_number(a, k, where, key, integer=True) for k in ("step", "count")),
+        *(_number(a, k, where, key) for k in ("t0", "dt", "load", "total")),
         arrays,
-        int(a["every"]),
-        int(a["frame"]),
+        *(_number(a, k, where, key, integer=True) for k in ("every", "frame")),
     )
+
+
+# Unit norms: the integrators' rotations come from Cayley and exponential maps, orthonormal in
+# exact arithmetic; round-off drifts them by about 1e-16 a step, so 1e-6 allows 1e10 steps
+# while a scaled or garbled rotation (whose error is of the order of the scaling) is caught.
+UNIT_TOL = 1e-6
+# the trailing shape of each array per node (N leading), else its whole shape
+PER_NODE = {"x": (3,), "rot": (3, 3), "p": (3,), "pi": (3,), "quat": (4,), "xi": (6,),
+            "xi_before": (6,), "last": (3,)}  # fmt: skip
+ADAPTIVE = ("xi_before", "control", "jacobian")
+
+
+def corrupt(where: str, key: str, what: str) -> CaseError:
+    """The CaseError of a restart state that cannot be used (docs/restart.md)."""
+    place = f"{where}: " if where else ""
+    return CaseError(
+        f"{place}the restart state (restart/) is corrupt: {what}; run the case anew "
+        "(without --restart) or from an intact copy of the file",
+        key=key,
+    )
+
+
+def _array(slot, name: str, where: str, key: str) -> np.ndarray:
+    item = slot.get(name)
+    if not isinstance(item, h5py.Dataset):
+        raise corrupt(where, key, f"the dataset {name!r} is missing")
+    if name not in DESCRIPTIONS:  # later physics' own arrays, of their own types
+        return item[()]
+    if item.dtype != np.float64:
+        raise corrupt(where, key, f"{name} is of type {item.dtype}, expected float64")
+    return np.ascontiguousarray(item[()])
+
+
+def _number(attrs, name: str, where: str, key: str, integer: bool = False):
+    """An attribute as a float (integer: an int), CaseError where it is missing or not a
+    number (a string, an array)."""
+    value = attrs.get(name)
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+    if ok and integer:
+        ok = math.isfinite(float(value)) and float(value) == int(value)
+    if not ok:
+        wanted = "an integer" if integer else "a number"
+        raise corrupt(where, key, f"the attribute {name!r} is {value!r}, expected {wanted}")
+    return int(value) if integer else float(value)
+
+
+def check(state: RestartState, where: str, key: str, n_nodes: int, times=None) -> RestartState:
+    """The state, checked as a whole before any use: its arrays those of its kind with N =
+    n_nodes rows, finite, rotations and quaternions of unit norm (UNIT_TOL), its counters
+    usable (dt > 0, every >= 1, counts >= 0, t0 finite), and a dynamic state's time that of
+    its frame in times (the file's `time`, where given). CaseError naming key otherwise:
+    numba kernels index the arrays unchecked, and a NaN would be blamed on dt or the loads."""
+    a = state.arrays
+    missing = [k for k in ARRAYS[state.kind] if k not in a]
+    adaptive = [k for k in ADAPTIVE if k in a]
+    if adaptive and (state.kind != "implicit" or len(adaptive) < len(ADAPTIVE)):
+        missing += [k for k in ADAPTIVE if k not in a] or ["(none: a dynamic implicit kind)"]
+    if missing:
+        raise corrupt(where, key, f"a {state.kind} state lacks {', '.join(missing)}")
+    for name, value in a.items():
+        _check_array(name, value, n_nodes, where, key)
+    _check_counters(state, where, key)
+    if "rot" in a:
+        rot = a["rot"]
+        error = np.abs(np.einsum("nji,njk->nik", rot, rot) - np.eye(3)).max(initial=0.0)
+        if error > UNIT_TOL:
+            raise corrupt(where, key, f"rot is not orthonormal (R^T R - I up to {error:.3g})")
+    if "quat" in a:
+        error = np.abs(np.linalg.norm(a["quat"], axis=1) - 1.0).max(initial=0.0)
+        if error > UNIT_TOL:
+            raise corrupt(where, key, f"quat is not of unit norm (off by up to {error:.3g})")
+    if times is not None and state.kind != "equilibrium" and state.frame < len(times):
+        _check_time(state, float(times[state.frame]), where, key)
+    return state
+
+
+def _check_array(name: str, value: np.ndarray, n: int, where: str, key: str) -> None:
+    if name in PER_NODE:
+        wanted = (n, *PER_NODE[name])
+    elif name == "control":
+        wanted = (len(CONTROL),)
+    elif name == "jacobian":
+        wanted = (value.shape[0] if value.ndim == 3 else "B", 6, 6)
+    else:  # later physics' own arrays: checked by their owners
+        return
+    if value.shape != wanted:
+        shape = "(" + ",".join(map(str, wanted)) + ")"
+        raise corrupt(where, key, f"{name} has shape {value.shape}, expected {shape}")
+    if name == "control":
+        _check_control(value, where, key)
+    elif name != "jacobian" and not np.isfinite(value).all():
+        raise corrupt(where, key, f"{name} holds NaN or infinite values")
+
+
+def _check_control(control: np.ndarray, where: str, key: str) -> None:
+    h = control[CONTROL.index("h")]
+    if not (math.isfinite(h) and h > 0):
+        raise corrupt(where, key, f"the controller's step h is {h}, expected a number > 0")
+    for name in INTEGERS:
+        v = control[CONTROL.index(name)]
+        if not (math.isfinite(v) and v >= 0 and v == int(v)):
+            raise corrupt(where, key, f"the controller's {name} is {v}, expected an integer >= 0")
+
+
+def _check_counters(state: RestartState, where: str, key: str) -> None:
+    if not (math.isfinite(state.dt) and state.dt > 0):
+        raise corrupt(where, key, f"dt is {state.dt}, expected a number > 0")
+    if state.every < 1:
+        raise corrupt(where, key, f"every is {state.every}, expected an integer >= 1")
+    for name in ("step", "count", "frame"):
+        if getattr(state, name) < 0:
+            value = getattr(state, name)
+            raise corrupt(where, key, f"{name} is {value}, expected an integer >= 0")
+    for name in ("t0", "total"):
+        value = getattr(state, name)
+        if not (math.isfinite(value) and value >= 0):
+            raise corrupt(where, key, f"{name} is {value}, expected a number >= 0")
+    if state.kind == "equilibrium" and not math.isfinite(state.load):
+        raise corrupt(where, key, f"load is {state.load}, expected a number")
+
+
+def _check_time(state: RestartState, time: float, where: str, key: str) -> None:
+    """A dynamic state's time t0 + count dt (+ the time past the grid) is its frame's: the
+    integrator computes both with the same expression, so they agree to a few roundings
+    (1e-9 of the time is far above those and far below a step of any run shorter than 1e9
+    steps)."""
+    reached = state.t0 + state.count * state.dt + partial(state)
+    if not abs(reached - time) <= 1e-9 * max(abs(time), state.dt):
+        raise corrupt(
+            where,
+            key,
+            f"its time t0 + count dt = {reached:.9g} is not that of its frame {state.frame} "
+            f"({time:.9g})",
+        )

@@ -171,9 +171,12 @@ def resume_state(prep, path):
     with open_results(path) as f:
         state = restart.read(f, str(path), RESTART_KEY)
         count = frame_count(f)
+        times = f["time"][:count]
         reference = f["mesh/points"][()]
         recovery = f["mesh/stress_points"][()] if "mesh/stress_points" in f else None
     check_same_mesh(path, reference, prep.setup.mesh.points, RESTART_KEY)
+    # the state as a whole before any use: kernels index its arrays unchecked
+    restart.check(state, str(path), RESTART_KEY, len(prep.setup.mesh.points), times)
     _check_stress_points(path, recovery, prep.setup.mesh)
     steps = steps_of(prep)
     if state.step >= len(steps):

@@ -96,10 +96,17 @@ def _restart_state(f, k: int):
     """The restart state of frame k of an open results file (rodsim.restart), or None (it
     holds another frame's, or none)."""
     try:
-        state = restart.read(f, "", KEY)
-    except CaseError:
+        state = restart.read(f, f.filename, KEY)
+    except CaseError as exc:
+        if "corrupt" in exc.reason:  # a state the file has but cannot be used
+            raise CaseError(exc.reason, key=f"{KEY}.from") from None
         return None
-    return state if state.frame == k else None
+    if state.frame != k:
+        return None
+    # the same check as --restart's (rodsim.restart.check), against the file's own mesh
+    # (the mesh is checked against the case's next)
+    restart.check(state, f.filename, f"{KEY}.from", len(f["mesh/points"]), f["time"][()])
+    return state
 
 
 def velocity_fields(case, mesh, nodes_of):
