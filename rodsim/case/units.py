@@ -15,6 +15,7 @@ imported only when a case declares units.
 import contextlib
 import contextvars
 import functools
+import math
 import re
 from dataclasses import dataclass
 
@@ -143,6 +144,8 @@ def system(value, key: str = "units") -> UnitSystem:
 
 def _check_unit(unit, dim: str, key: str) -> None:
     ureg = registry()
+    if isinstance(unit, str):
+        guard(unit, key)
     try:
         q = ureg.Quantity(1.0, unit) if isinstance(unit, str) else None
     except Exception:  # pint raises several kinds on a bad unit
@@ -157,33 +160,128 @@ def convert(text: str, dim: str, key: str) -> float:
     """A number written with a unit ('210 GPa'), in the declared system's unit of dim."""
     declared_system = _DECLARED.get()
     if declared_system is None:
-        if not _has_unit(text):
+        if not _has_unit(text, key):
             return text  # not a number with a unit: the caller says what it expected
         raise CaseError(
             f"{text!r} has a unit, but the case declares none: add `units: SI` (or mm-t-s, or "
             "{length: .., mass: .., time: ..}) at the top level to write numbers with units",
             key=key,
         )
+    guard(text, key)
     ureg = registry()
     try:
         q = ureg.Quantity(text)
+    except OverflowError:  # a float power beyond the float range, such as 1e300**2
+        raise CaseError(_overflow(text), key=key) from None
     except Exception as exc:  # pint: UndefinedUnitError, DimensionalityError, syntax errors
         raise CaseError(f"expected a number with a unit, got {text!r} ({exc})", key=key) from None
     if not isinstance(q, ureg.Quantity):  # a bare number written as a string
         raise CaseError(f"expected a number, got the string {text!r}", key=key)
     target = ureg.Unit(declared_system.unit(dim))
-    if q.dimensionality != target.dimensionality:
+    if _dimension(q.dimensionality) != _dimension(target.dimensionality):
+        raise CaseError(f"expected {describe(dim)}, got {text!r} ({_what(q)})", key=key)
+    try:
+        value = float(_to(q, target).magnitude)
+    except OverflowError:  # an integer magnitude too large for a float
+        value = math.inf
+    if not math.isfinite(value):
+        raise CaseError(_overflow(text, declared_system.label(dim)), key=key)
+    return value
+
+
+def _to(q, target):
+    """q in target; pint refuses when the exponents differ by round-off (m^-0.7 m^-0.2 m^-0.1
+    is m^-0.9999999999999999), so such a q goes through the base units instead."""
+    if q.dimensionality == target.dimensionality:
+        return q.to(target)
+    one = registry().Quantity(1.0, target).to_base_units()
+    return q.to_base_units() / one.magnitude
+
+
+# Limits on a number with a unit, checked in linear time before pint sees the text: pint
+# evaluates powers exactly, so the 10 characters of '9**9**9 Pa' ask for a number of 370
+# million digits (hours). The case's dimensions are integer powers up to 3 or so (a stress is
+# kg m^-1 s^-2, a density kg m^-3), so exponents within +-10 and no power of a power lose
+# nothing a case needs.
+MAX_LENGTH = 100
+MAX_EXPONENT = 10
+_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_TOKENS = re.compile(
+    rf"(?P<number>{_NUMBER})|(?P<name>[A-Za-z_]\w*)|(?P<power>\*\*)|(?P<open>\()|(?P<close>\))"
+    r"|(?P<space>\s+)|(?P<other>.)"
+)
+# an exponent: a signed number, bare or in its own parentheses (pint writes m⁻¹ as m**(-1))
+_EXPONENT = re.compile(rf"\s*\(\s*(?P<p>[-+]?\s*{_NUMBER})\s*\)|\s*(?P<b>[-+]?\s*{_NUMBER})")
+
+
+def guard(text: str, key: str) -> None:
+    """Refuse a number with a unit beyond the limits (docs/units.md, Limits): longer than
+    MAX_LENGTH characters, an exponent that is not a plain number within +-MAX_EXPONENT, a
+    power of a power, or a number beyond the float range. One pass over the text as pint will
+    read it (pint's own preprocessing turns '^' and superscripts into '**')."""
+    if len(text) > MAX_LENGTH:
         raise CaseError(
-            f"expected {describe(dim)}, got {text!r} ({_what(q)})",
+            f"expected a number with a unit of at most {MAX_LENGTH} characters, got one of "
+            f"{len(text)}",
             key=key,
         )
-    return float(q.to(target).magnitude)
+    from pint.util import string_preprocessor
+
+    pint_text = string_preprocessor(text)
+    groups = [False]  # per open parenthesis: whether it holds a power
+    after_power = False  # the last token ended a power, or a group that holds one
+    pos = 0
+    while pos < len(pint_text):
+        m = _TOKENS.match(pint_text, pos)
+        kind, token = m.lastgroup, m.group()
+        pos = m.end()
+        if kind == "space":
+            continue
+        if kind == "number" and not math.isfinite(float(token)):
+            shown = token if len(token) <= 20 else f"{token[:20]}... ({len(token)} digits)"
+            raise CaseError(
+                f"expected numbers within the float range (about 1.8e308), got {shown} in "
+                f"{text[:40]!r}",
+                key=key,
+            )
+        if kind == "power":
+            if after_power:
+                raise CaseError(_power_message(text, "a power of a power"), key=key)
+            e = _EXPONENT.match(pint_text, pos)
+            if not e:
+                raise CaseError(_power_message(text, "an exponent that is not a number"), key=key)
+            exponent = (e.group("p") or e.group("b")).replace(" ", "")
+            if abs(float(exponent)) > MAX_EXPONENT:
+                raise CaseError(_power_message(text, f"the exponent {exponent}"), key=key)
+            pos = e.end()
+            groups[-1] = after_power = True
+            continue
+        after_power = False
+        if kind == "open":
+            groups.append(False)
+        elif kind == "close" and len(groups) > 1:
+            held = groups.pop()
+            groups[-1] = groups[-1] or held
+            after_power = held
 
 
-def _has_unit(text: str) -> bool:
+def _power_message(text: str, what: str) -> str:
+    return (
+        f"expected powers with a plain number exponent within +-{MAX_EXPONENT} and no power of "
+        f"a power (e.g. kg/m^3, kg m^-1 s^-2), got {what} in {text!r}"
+    )
+
+
+def _overflow(text: str, unit: str = "") -> str:
+    into = f" (in {unit})" if unit else ""
+    return f"expected a number within the float range (about 1.8e308){into}, got {text!r}"
+
+
+def _has_unit(text: str, key: str) -> bool:
     """Whether text reads as a number with a known, dimensioned unit ('10 mm', not '1e4x')."""
     if not re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*[A-Za-z]", text):
         return False
+    guard(text, key)  # pint would hang on '2 m**9**9**9' here as well
     ureg = registry()
     try:
         q = ureg.Quantity(text)
@@ -192,10 +290,27 @@ def _has_unit(text: str) -> bool:
     return isinstance(q, ureg.Quantity) and not q.dimensionless
 
 
+def _dimension(dims) -> tuple:
+    """(length, mass, time) powers of a pint dimensionality, and the other dimensions it has
+    (temperature, current, ...). A power within 1e-9 of an integer is that integer: pint adds
+    written float exponents, so m^-0.7 m^-0.2 m^-0.1 is m^-0.9999999999999999, a length^-1 all
+    the same (1e-9: far above the 1e-16 round-off of such sums, far below a real fraction)."""
+
+    def power(p):
+        return round(p) if abs(p - round(p)) < 1e-9 else p
+
+    lmt = tuple(power(dims.get(f"[{d}]", 0)) for d in ("length", "mass", "time"))
+    rest = {d: power(p) for d, p in dims.items() if d not in ("[length]", "[mass]", "[time]")}
+    return lmt, tuple(sorted((d, p) for d, p in rest.items() if p))
+
+
 def _what(q) -> str:
-    dims = q.dimensionality
-    found = (int(dims.get("[length]", 0)), int(dims.get("[mass]", 0)), int(dims.get("[time]", 0)))
-    return _NAMES.get(found, f"dimension {dims}")
+    """How q's dimension reads in a message: 'a stress', or pint's form where it is none of
+    the named ones (a temperature in it, a fractional power)."""
+    lmt, rest = _dimension(q.dimensionality)
+    if rest or not all(isinstance(p, int) for p in lmt):
+        return f"dimension {q.dimensionality}"
+    return _NAMES.get(lmt, f"dimension {q.dimensionality}")
 
 
 _NAMED = ("N", "kN", "mN", "J", "kJ", "mJ", "Pa", "kPa", "MPa", "GPa", "N*m", "N*mm", "kN*m")
