@@ -33,6 +33,7 @@ _API = {
     "Frame": "rodsim.writers.frame",
     "RodsimError": "rodsim.errors",
     "CaseError": "rodsim.errors",
+    "ArgumentError": "rodsim.errors",
     "NumericalError": "rodsim.errors",
     "ResourceError": "rodsim.errors",
     "Interrupted": "rodsim.errors",

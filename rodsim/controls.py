@@ -9,27 +9,15 @@ entry's value as the case gives it; the entry's time function still multiplies i
 (docs/python.md, "Loads and motions from Python").
 """
 
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from rodsim.api_checks import finite, finite_vector
 from rodsim.case.fields import DOFS
 from rodsim.case.load_terms import LoadRows
 from rodsim.case.settings import GravityLoad
-from rodsim.errors import CaseError
-
-
-def as_vector(value, key: str) -> tuple[float, float, float]:
-    """value as three finite floats; CaseError naming the key otherwise. Plain Python: numpy's
-    checks cost more than a step of a small model (a controller sets a load every step)."""
-    try:
-        x, y, z = (float(c) for c in value)
-    except (TypeError, ValueError):
-        raise CaseError(f"expected three numbers, got {value!r}", key=key) from None
-    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
-        raise CaseError(f"expected finite numbers, got {value!r}", key=key)
-    return x, y, z
+from rodsim.errors import ArgumentError, CaseError
 
 
 def _span(rows: np.ndarray):
@@ -96,7 +84,7 @@ class LoadControl:
     @force.setter
     def force(self, value) -> None:
         self._nodal("force")
-        self._loads.force[self._nodal_rows] = as_vector(value, self._key("force"))
+        self._loads.force[self._nodal_rows] = finite_vector(value, self._key("force"))
         self._changed()
 
     @property
@@ -107,7 +95,7 @@ class LoadControl:
     @moment.setter
     def moment(self, value) -> None:
         self._nodal("moment")
-        self._loads.moment[self._nodal_rows] = as_vector(value, self._key("moment"))
+        self._loads.moment[self._nodal_rows] = finite_vector(value, self._key("moment"))
         self._changed()
 
     @property
@@ -121,7 +109,7 @@ class LoadControl:
     def edge_force(self, value) -> None:
         if self._edge_force is None:
             self._missing("edge_force")
-        v = np.array(as_vector(value, self._key("edge_force")))
+        v = np.array(finite_vector(value, self._key("edge_force")))
         # as the case builds them: each node's edge length times the force per length
         self._loads.force[self._rows.edge] = self._rows.edge_length[:, None] * v
         self._edge_force = v
@@ -148,7 +136,7 @@ class LoadControl:
     def _set_spread(self, name: str, value) -> None:
         if name not in self._spread:
             self._missing(name)
-        v = np.array(as_vector(value, self._key(name)))
+        v = np.array(finite_vector(value, self._key(name)))
         rows, maps, target = self._rows.distributed[name]
         # lumped as the case lumps it (rodsim.mesh.distributed): each row's map times v
         getattr(self._loads, target)[rows] = maps @ v
@@ -166,12 +154,7 @@ class LoadControl:
     def pressure(self, value) -> None:
         if len(self._rows.pressure) == 0:
             self._missing("pressure")
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            v = math.nan
-        if not math.isfinite(v):
-            raise CaseError(f"expected a finite number, got {value!r}", key=self._key("pressure"))
+        v = finite(value, self._key("pressure"))
         self._loads.pressure[self._rows.pressure] = v
         self._changed()
 
@@ -211,13 +194,15 @@ class MotionControl:
     def displacement(self, value: Sequence) -> None:
         held = self._motions.translate[self._rows[0]].astype(bool)
         key = self._key("displacement")
-        if len(value) != 3:
-            raise CaseError(f"expected three components (null where free), got {value!r}", key=key)
+        if not hasattr(value, "__len__") or len(value) != 3:
+            raise ArgumentError(
+                f"expected three components (null where free), got {value!r}", key=key
+            )
         given = np.array([c is not None for c in value])
         if np.any(given & ~held):
             free = ", ".join(DOFS[i] for i in np.flatnonzero(given & ~held))
             raise CaseError(f"the case leaves {free} free here; give None for it", key=key)
-        u = as_vector([0.0 if c is None else c for c in value], key)
+        u = finite_vector([0.0 if c is None else c for c in value], key)
         for i in np.flatnonzero(given):
             self._motions.u[self._rows, i] = u[i]
 
@@ -230,7 +215,7 @@ class MotionControl:
     @rotation.setter
     def rotation(self, value) -> None:
         self._rotating()
-        self._motions.theta[self._rows] = as_vector(value, self._key("rotation"))
+        self._motions.theta[self._rows] = finite_vector(value, self._key("rotation"))
 
     def _rotating(self) -> None:
         if not self._motions.rotate[self._rows[0]]:

@@ -54,3 +54,9 @@ class Interrupted(RodsimError):
         self.signal = signal
         self.exit_code = 128 + signal
         super().__init__(message)
+
+
+class ArgumentError(CaseError, ValueError, TypeError):
+    """An argument of a Python API call that cannot be used (a count that is not an integer, a
+    time or load that is not finite). A CaseError (exit code 2) that is also a ValueError and a
+    TypeError, so that callers catching the built-in exceptions still catch it."""

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rodsim import controls, interrupts, solvers
+from rodsim import api_checks, controls, interrupts, solvers
 from rodsim import run as runner
 from rodsim.api import prepare
 from rodsim.errors import CaseError
@@ -158,7 +158,7 @@ class Simulation:
 
     @gravity.setter
     def gravity(self, value) -> None:
-        self.model.loads.gravity[:] = controls.as_vector(value, "gravity")
+        self.model.loads.gravity[:] = api_checks.finite_vector(value, "gravity")
         self._loads_changed()
 
     def _loads_changed(self) -> None:
@@ -189,8 +189,7 @@ class Simulation:
             raise CaseError(
                 "an equilibrium analysis has no time steps: use solve()", key="solver.analysis"
             )
-        if n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
+        n = api_checks.count(n, "n", done=self.steps)
         self._sync()
         step = solvers.SOLVERS[self.kind].advance
         if n <= 1:  # one step: one call, without the signal handler's cost (step())
@@ -215,7 +214,9 @@ class Simulation:
     def advance_to(self, t: float) -> int:
         """Advance to the step nearest time t (not before now); returns the steps taken.
         Interrupted (KeyboardInterrupt) as advance: ``time`` is then the time reached."""
-        n = max(0, round((t - self.time) / self.dt))
+        if self.kind == "equilibrium":
+            self.advance(0)  # the equilibrium's CaseError
+        n = api_checks.steps_to(t, self.time, self.dt, self.steps)
         self.advance(n)
         return n
 
@@ -228,10 +229,11 @@ class Simulation:
                 "solve() finds static equilibrium: set solver.analysis: equilibrium",
                 key="solver.analysis",
             )
-        self._sync()
         if load is None:
             load = (self._solved + 1) / self.plan.n_steps
-        self._last = equilibrium.solve_load_step(self._solver, float(load))
+        load = api_checks.finite(load, "load")
+        self._sync()
+        self._last = equilibrium.solve_load_step(self._solver, load)
         self._solved += 1
         return self._last
 
