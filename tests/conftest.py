@@ -50,6 +50,31 @@ FAST_MODULES = frozenset(
 )
 
 
+def small_cantilever(
+    elements: int = 4,
+    force: str = "[0, 0, -1]",
+    solver: str = "{dt: auto, t_end: 1.0}",
+    output: str = "{vtk: false}",
+    title: str = "",
+) -> str:
+    """The case text of a small clamped rod (length 1, EI = 10) under a tip force, for the tests
+    that need a quick case of their own (restart files, interrupts, argument checks)."""
+    head = f"title: {title}\n" if title else ""
+    return f"""rodsim: 1
+{head}mesh:
+  - rod: {{name: beam, from: [0, 0, 0], to: [1, 0, 0], elements: {elements}, section: s}}
+sections:
+  s: {{type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 10, EI: [10, 10], rhoA: 1,
+      rhoI: [0.01, 0.01]}}
+boundary:
+  - {{set: beam.start, fix: all}}
+loads:
+  - {{set: beam.end, force: {force}}}
+solver: {solver}
+output: {output}
+"""
+
+
 def pytest_collection_modifyitems(config, items):
     """Marks the fast tier's tests `fast` (its slow ones stay out)."""
     for item in items:

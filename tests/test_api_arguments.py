@@ -7,23 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from conftest import small_cantilever
 
 import rodsim
 
-CASE = """\
-rodsim: 1
-mesh:
-  - rod: {name: beam, from: [0, 0, 0], to: [1, 0, 0], elements: 4, section: s}
-sections:
-  s: {type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 10, EI: [10, 10], rhoA: 1,
-      rhoI: [0.01, 0.01]}
-boundary:
-  - {set: beam.start, fix: all}
-loads:
-  - {set: beam.end, force: [0, 0, -1]}
-solver: {dt: auto, t_end: 1.0}
-output: {vtk: false}
-"""
+CASE = small_cantilever()
 
 
 @pytest.fixture(scope="module")

@@ -13,25 +13,17 @@ import h5py
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import small_cantilever
 
 from rodsim import api
 from rodsim.cli import main
 
-CASE = """\
-rodsim: 1
-title: corrupt restart
-mesh:
-  - rod: {name: beam, from: [0, 0, 0], to: [1, 0, 0], elements: 4, section: s}
-sections:
-  s: {type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 10, EI: [10, 10], rhoA: 1,
-      rhoI: [0.01, 0.01]}
-boundary:
-  - {set: beam.start, fix: all}
-loads:
-  - {set: beam.end, force: [0, 0.3, -1]}
-solver: {dt: 0.001, t_end: 0.02}
-output: {interval: 0.01, vtk: false}
-"""
+CASE = small_cantilever(
+    force="[0, 0.3, -1]",
+    solver="{dt: 0.001, t_end: 0.02}",
+    output="{interval: 0.01, vtk: false}",
+    title="corrupt restart",
+)
 
 FROM = CASE.replace("title: corrupt restart", "title: started from\ninitial: {from: r.h5}")
 

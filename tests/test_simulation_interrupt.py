@@ -10,23 +10,11 @@ import time
 
 import numpy as np
 from click.testing import CliRunner
+from conftest import small_cantilever
 
 from rodsim import case_summary, cli, kernel_cache
 
-CASE = """\
-rodsim: 1
-mesh:
-  - rod: {name: beam, from: [0, 0, 0], to: [1, 0, 0], elements: 20, section: s}
-sections:
-  s: {type: rod, EA: 1.0e4, GA: [1.0e4, 1.0e4], GJ: 10, EI: [10, 10], rhoA: 1,
-      rhoI: [0.01, 0.01]}
-boundary:
-  - {set: beam.start, fix: all}
-loads:
-  - {set: beam.end, force: [0, 0, -1]}
-solver: {dt: auto, t_end: 1.0e6}
-output: {vtk: false}
-"""
+CASE = small_cantilever(elements=20, solver="{dt: auto, t_end: 1.0e6}")
 
 # The child: compiles with a first short advance and measures its step rate, prints "ready",
 # then advances ~30 s of wall time; on KeyboardInterrupt it reports where it stopped, checks
