@@ -288,3 +288,14 @@ def cmdline(proc) -> str:
         return (proc / "cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return ""
+
+
+def tree_bytes(folder) -> dict:
+    """Every file under folder (recursively) and its bytes: a test compares it before and
+    after a refused or guarded command to show no input or unrelated file changed."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
