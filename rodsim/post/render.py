@@ -16,7 +16,7 @@ import numpy as np
 from rodsim import interrupts
 from rodsim.case import units
 from rodsim.errors import CaseError, Interrupted, ResourceError
-from rodsim.post import display_units
+from rodsim.post import display_units, render_memory
 from rodsim.post import movie as movies
 from rodsim.post import render_camera as cameras
 from rodsim.post import render_options as options
@@ -277,8 +277,9 @@ class _Plan(NamedTuple):
     size: tuple  # of the picture, pixels
 
 
-def _plan(f, path: Path, o, field, output: Path, watch, tell, pv) -> _Plan:
-    """What a render of the open results file f to output draws, and pass 1 over it."""
+def _plan(f, path: Path, o, field, output: Path, watch, tell, pv, drawn: bool = True) -> _Plan:
+    """What a render of the open results file f to output draws, and pass 1 over it; drawn:
+    the pictures will be drawn (their memory is checked first, render_memory)."""
     n = frame_count(f)
     if n == 0:
         raise CaseError("the file holds no frame", file=str(path))
@@ -286,10 +287,13 @@ def _plan(f, path: Path, o, field, output: Path, watch, tell, pv) -> _Plan:
     system = units.from_attribute(raw.decode() if isinstance(raw, bytes) else str(raw))
     movie = output.suffix.lower() != ".png"
     shots, total = _shots(f, o, field, movie, system, n)
+    gif = output.suffix.lower() == ".gif"
+    size = o.size or ((640, 480) if gif else (1024, 768))
+    if drawn:  # before anything large is made
+        render_memory.check(size, total, gif)
     tell(0, total)
     drawings = _surfaces(f, pv)
     scan = _scan(shots, drawings, field, watch)
-    size = o.size or ((640, 480) if output.suffix.lower() == ".gif" else (1024, 768))
     return _Plan(shots, total, drawings, scan, system, size)
 
 
@@ -300,7 +304,7 @@ def camera_path(path, output, **given) -> list:
     field = scene.parse_field(o.field)
     output = options.output_path(path, output, o)
     with open_results(path) as f, interrupts.watch() as watch:
-        plan = _plan(f, path, o, field, output, watch, lambda done, total: None, pyvista())
+        plan = _plan(f, path, o, field, output, watch, lambda done, total: None, pyvista(), False)
         extra = _reference_box(f, plan.drawings) if o.reference else _NOTHING
         return _cameras(plan.scan, extra, o, plan.size, output.suffix.lower() != ".png")
 
