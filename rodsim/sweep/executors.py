@@ -16,6 +16,9 @@ kernels compiled before the fan-out from the shared cache folder.
 import concurrent.futures as cf
 import multiprocessing
 import os
+import signal
+import sys
+import threading
 import time
 
 from rodsim.errors import CaseError
@@ -70,15 +73,49 @@ class Serial:
 
 STOPPING = None  # a worker's event: set when the sweep stops (no new run starts)
 GRACE = 10.0  # seconds a stopped worker has to end its run cleanly before it is killed
+WATCH_EVERY = 0.5  # seconds between a worker's looks at its parent: gone within 5 s, at ~no cost
+ORPHANED = 128 + 9  # a worker's exit status once its sweep is gone: as killed by SIGKILL
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _worker(stopping) -> None:
+def _worker(stopping, parent: int) -> None:
+    """A pool worker's start: one numba thread, a process group of its own, and death with the
+    sweep's process `parent` (its pid, taken by the sweep: read here it could already be init's)."""
     global STOPPING
     os.environ["NUMBA_NUM_THREADS"] = "1"  # before the worker imports numba
     STOPPING = stopping
     # a process group of its own: a terminal's Ctrl-C reaches the sweep alone, which stops the
     # workers with one SIGTERM each (two signals would end a run without its final frame)
     os.setpgrp()
+    # a SIGKILLed sweep cannot stop its workers: they would go on with the queued runs and hold
+    # its output pipes (a caller reading them hangs). Linux kills them with it; the watchdog
+    # covers the rest (no prctl, a signal lost to a thread's end). Parent gone already: go now.
+    _die_with_parent()
+    if os.getppid() != parent:
+        os._exit(ORPHANED)
+    threading.Thread(target=_watch, args=(parent,), name="rodsim-watchdog", daemon=True).start()
+
+
+def _die_with_parent() -> None:
+    """SIGKILL this process when the thread that made it ends (Linux: prctl PR_SET_PDEATHSIG);
+    LocalPool makes its workers from one thread that lives as long as the pool."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl (another libc): the watchdog alone
+        pass
+
+
+def _watch(parent: int, every: float = WATCH_EVERY, exit=os._exit) -> None:
+    """Exit(ORPHANED) once this process's parent is no longer `parent` (it died: the process is
+    now init's or a subreaper's); a daemon thread of each worker."""
+    while os.getppid() == parent:
+        time.sleep(every)
+    exit(ORPHANED)
 
 
 def stopping() -> bool:
@@ -88,22 +125,28 @@ def stopping() -> bool:
 
 class LocalPool:
     """A pool of `workers` processes on this machine; restart() replaces a pool a dead
-    worker broke."""
+    worker broke. Every call reaches the pool through one thread of its own (`maker`): the
+    pool starts its workers in the thread that submits, and Linux kills a worker when the
+    thread that made it ends (the parent-death signal), which must be when the pool does."""
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or cores()
         self.context = multiprocessing.get_context("spawn")
         self.event = self.context.Event()
+        self.maker = cf.ThreadPoolExecutor(1, thread_name_prefix="rodsim-pool")
         self.pool = self._pool()
         self.generation = 0  # counts the pools: a broken one is replaced once
 
     def _pool(self):
         return cf.ProcessPoolExecutor(
-            self.workers, mp_context=self.context, initializer=_worker, initargs=(self.event,)
+            self.workers,
+            mp_context=self.context,
+            initializer=_worker,
+            initargs=(self.event, os.getpid()),
         )
 
     def submit(self, fn, arg):
-        return self.pool.submit(fn, arg)
+        return self.maker.submit(self.pool.submit, fn, arg).result()
 
     def as_completed(self, futures):
         return cf.as_completed(futures)
@@ -132,6 +175,7 @@ class LocalPool:
                     process.kill()
                     process.join()
         self.pool.shutdown(wait=True, cancel_futures=cancel)
+        self.maker.shutdown(wait=True)  # its workers have ended: the maker thread may too
 
 
 class Dask:
