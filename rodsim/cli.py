@@ -344,17 +344,13 @@ def check(case, overrides, max_memory):
 def schema(output):
     """Write the case file's JSON Schema (draft 2020-12), for editors that complete and check
     YAML (docs/units.md, "Editors")."""
-    from pathlib import Path
-
+    from rodsim import output_guard
     from rodsim.case import json_schema
-    from rodsim.post.replace_file import check_target, write_whole
+    from rodsim.post.replace_file import write_whole
 
     text = json_schema.text()
     if output:
-        # an existing file is replaced only if it is an earlier schema: -o case.yaml or -o
-        # results.h5 overwrote them (issue 33)
-        check_target(Path(output), None, text[:100], "a case schema of rodsim schema")
-        write_whole(Path(output), [text])
+        write_whole(output_guard.check(output, "schema"), [text])
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)

@@ -122,24 +122,17 @@ def export(results, fmt, folder, table, frame, history, envelope, matrices, over
     click.echo(f"wrote {n} frames: {pvd}")
 
 
-PNG = b"\x89PNG\r\n\x1a\n"  # the signature every PNG file starts with
+def _check_picture(path: Path, results) -> None:
+    """CaseError unless path names a PNG that may be written (rodsim.output_guard): a .yaml
+    or .h5 name was an internal error."""
+    from rodsim import output_guard
 
-
-def _check_picture(path: Path) -> None:
-    """CaseError unless path names a PNG that may be written: -o onto a case, a results file
-    or any file not a PNG overwrote it, and a .yaml or .h5 name was an internal error."""
     if path.suffix.lower() != ".png":
         raise CaseError(
             f"rodsim plot writes PNG pictures: expected a .png name, got {path}", key="-o"
         )
-    if path.is_file():
-        with open(path, "rb") as existing:
-            if existing.read(len(PNG)) != PNG:
-                raise CaseError(
-                    f"-o {path} exists and is not a PNG picture: name a new file, or remove it "
-                    "first",
-                    key="-o",
-                )
+    reads = {Path(results).resolve(): "the results file itself"}
+    output_guard.check(path, "png", reads=reads, file=str(results))
 
 
 @main.command()
@@ -180,7 +173,7 @@ def plot(results, what, output, against, along, frames, envelope):
     from rodsim.sweep import summary
 
     if output is not None:
-        _check_picture(Path(output))
+        _check_picture(Path(output), results)
     if summary.is_summary(results):  # a sweep's summary.h5: a result against its parameters
         from rodsim.sweep.plot import plot_sweep
 

@@ -360,7 +360,7 @@ def test_an_existing_file_of_another_kind_is_not_overwritten(runs, tmp_path):
     target = tmp_path / "notes.png"
     target.write_text("my notes")
     result = CliRunner().invoke(main, ["render", str(runs["cantilever"]), "-o", str(target)])
-    assert result.exit_code == 2 and "is not a PNG file" in result.output
+    assert result.exit_code == 2 and "is not a PNG picture" in result.output
     assert target.read_text() == "my notes"
 
 

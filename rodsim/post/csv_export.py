@@ -23,11 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
+from rodsim import output_guard
 from rodsim.case import units
 from rodsim.errors import CaseError
 from rodsim.post import display_units, plots
 from rodsim.post.plots import COMPONENTS
-from rodsim.post.replace_file import check_target, write_whole
+from rodsim.post.replace_file import write_whole
 from rodsim.results_format import FRAME_DATASETS
 from rodsim.results_reader import frame_count, open_results
 
@@ -262,7 +263,9 @@ def export_csv(results, output=None, table="nodes", frame=-1, history=None, enve
     except CaseError as exc:
         raise CaseError(exc.reason, file=str(results), key=exc.key) from None
     path = Path(output) if output is not None else results.parent / default
-    check_target(path, results, HEADER, "a CSV table of rodsim export")
+    output_guard.check(
+        path, "csv", reads={results.resolve(): "the results file itself"}, file=str(results)
+    )
     declared = system.as_attribute() if system is not None else ""
     units = f"; units of the case: {declared}" if declared else "; the case's consistent units"
     write_csv(path, f"{results.name}, {description}{units}", columns)

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from rodsim import api
+from rodsim import api, output_guard
 from rodsim.integrators import modal
 from rodsim.solvers import modal_state
 
@@ -21,6 +21,15 @@ COMPONENTS = ("ux", "uy", "uz", "rx", "ry", "rz")
 
 
 FORMATS = ("npz", "mtx")
+
+
+def _targets(path: Path, fmt: str) -> list:
+    """(output_guard kind, path) of each file an export writes."""
+    if fmt == "npz":
+        return [("npz", path)]
+    stem = path.with_suffix("")
+    mtx = [("mtx", stem.with_name(f"{stem.name}_{name}.mtx")) for name in "KMC"]
+    return [*mtx, ("dofs", stem.with_name(f"{stem.name}_dofs.csv"))]
 
 
 def export_matrices(case, output=None, overrides=(), fmt: str = "npz") -> list[Path]:
@@ -32,13 +41,19 @@ def export_matrices(case, output=None, overrides=(), fmt: str = "npz") -> list[P
     if fmt not in FORMATS:
         raise ValueError(f"expected a format of {', '.join(FORMATS)}, got {fmt!r}")
     prep = api.prepare(case, overrides)
+    default = prep.case.path.with_name(f"{prep.case.stem}_matrices.npz")
+    path = Path(output) if output else default
+    if fmt == "npz" and path.suffix != ".npz":
+        path = path.with_name(path.name + ".npz")  # the name numpy writes: say it, guard it
+    targets = _targets(path, fmt)
+    reads, case_file = output_guard.reads_of(prep.case), str(prep.case.path)
+    for kind, target in targets:  # before the matrices, which may take an equilibrium
+        output_guard.check(target, kind, reads=reads, file=case_file)
     s, model = prep.case.settings.solver, prep.setup.model
     # equilibrium, or modal or buckling about the equilibrium: the loaded state
     x, rot, quat, load = modal_state(prep, "equilibrium" if s.load_steps else "reference")
     k, m = modal.matrices(model, s.group, x, rot, quat, load)
     c = modal.damping_matrix(model, s.group)
-    default = prep.case.path.with_name(f"{prep.case.stem}_matrices.npz")
-    path = Path(output) if output else default
     path.parent.mkdir(parents=True, exist_ok=True)
     n = model.n_nodes
     node, component = np.repeat(np.arange(n), 6), np.tile(np.array(COMPONENTS), n)
@@ -47,12 +62,11 @@ def export_matrices(case, output=None, overrides=(), fmt: str = "npz") -> list[P
     if fmt == "mtx":
         stem = path.with_suffix("")
         written = []
-        for name, matrix in matrices.items():
-            target = stem.with_name(f"{stem.name}_{name}.mtx")
+        for (name, matrix), (_, target) in zip(matrices.items(), targets, strict=False):
             comment = f"rodsim {name} about load multiplier {load:g}; DOF map {stem.name}_dofs.csv"
             scipy.io.mmwrite(target, sp.coo_matrix(matrix), comment=comment, field="real")
             written.append(target)
-        dofs = stem.with_name(f"{stem.name}_dofs.csv")
+        dofs = targets[-1][1]
         rows = [f"{i},{node[i]},{component[i]},{int(free[i])}" for i in range(6 * n)]
         dofs.write_text("dof,node,component,free\n" + "\n".join(rows) + "\n")
         return [*written, dofs]

@@ -8,10 +8,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rodsim import output_guard
 from rodsim.errors import CaseError
 
 KINDS = (".png", ".gif", ".mp4")
-HEADERS = {".png": (0, b"\x89PNG"), ".gif": (0, b"GIF8"), ".mp4": (4, b"ftyp")}
 VIEWS = ("auto", "iso", "xy", "xz", "yz")
 FITS = ("each", "all")
 LARGEST = 8192  # pixels a side: VTK's off-screen buffers, and memory, end about there
@@ -153,8 +153,9 @@ def output_path(results: Path, output, options: Options) -> Path:
     earlier picture of that kind."""
     if output is None:
         if options.mode:
-            return results.with_name(f"{results.stem}_mode{options.mode}.gif")
-        return results.with_name(f"{results.stem}_{options.field.replace('.', '_')}.png")
+            output = results.with_name(f"{results.stem}_mode{options.mode}.gif")
+        else:
+            output = results.with_name(f"{results.stem}_{options.field.replace('.', '_')}.png")
     output = Path(output)
     suffix = output.suffix.lower()
     if suffix not in KINDS:
@@ -165,19 +166,8 @@ def output_path(results: Path, output, options: Options) -> Path:
         )
     if output.is_symlink():
         output = output.resolve()
-    offset, header = HEADERS[suffix]
-    if output.exists() and output.resolve() == results.resolve():
-        raise CaseError(f"-o {output} is the results file itself", file=str(results))
-    if output.is_file():
-        with open(output, "rb") as f:
-            start = f.read(offset + len(header))[offset:]
-        if start != header:
-            raise CaseError(
-                f"-o {output} exists and is not a {suffix[1:].upper()} file: name a new file, "
-                "or remove it first",
-                file=str(results),
-            )
-    return output
+    reads = {results.resolve(): "the results file itself"}
+    return output_guard.check(output, suffix[1:], reads=reads, file=str(results))
 
 
 def frames(spec: str | None, n: int, movie: bool) -> list[int]:

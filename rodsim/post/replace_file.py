@@ -1,34 +1,10 @@
 """Writing an export file in one piece: to a temporary file beside it, renamed over it when
 complete, so that a failed write (a full disk, a read-only folder) leaves what was there.
-An existing file is replaced only when it is an earlier export of that kind (it starts with
-`header`): `-o` naming a case, results or other file is refused."""
+Whether the file may be written at all is rodsim.output_guard's to say, before."""
 
 from pathlib import Path
 
-from rodsim.errors import CaseError, ResourceError
-
-
-def check_target(path: Path, results: Path | None, header: str, what: str) -> None:
-    """CaseError where path is the results file or an existing file other than an earlier
-    export (one that does not start with header); results None: an export of no results
-    file (rodsim schema)."""
-    if not path.exists():
-        return
-    if results is not None and path.resolve() == results.resolve():
-        raise CaseError(
-            f"-o {path} is the results file itself: name another file", file=str(results)
-        )
-    if path.is_file():
-        try:
-            with open(path, "rb") as existing:
-                start = existing.read(len(header.encode()))
-        except OSError:
-            return  # the write will say what is wrong
-        if start != header.encode():
-            raise CaseError(
-                f"-o {path} exists and is not {what}: name a new file, or remove it first",
-                file=str(results or path),
-            )
+from rodsim.errors import ResourceError
 
 
 def write_whole(path: Path, text_parts) -> None:

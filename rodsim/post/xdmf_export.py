@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from rodsim import output_guard
 from rodsim.errors import CaseError
 from rodsim.post.csv_export import PER_POINT
-from rodsim.post.replace_file import check_target, write_whole
+from rodsim.post.replace_file import write_whole
 from rodsim.results_format import FRAME_DATASETS
 from rodsim.results_reader import frame_count, open_results
 
@@ -143,7 +144,8 @@ def export_xdmf(results, output=None) -> Path:
     names the HDF5 file relative to its own folder. Returns its path."""
     results = Path(results)
     path = Path(output) if output is not None else results.with_suffix(".xdmf")
-    check_target(path, results, HEADER, "an XDMF index")
+    reads = {results.resolve(): "the results file itself"}
+    output_guard.check(path, "xdmf", reads=reads, file=str(results))
     source = os.path.relpath(results.resolve(), path.resolve().parent)
     try:
         with open_results(results) as f:

@@ -1,0 +1,172 @@
+"""The one check every command that writes makes before it writes (docs/running.md,
+"Outputs"): run, export, render, plot, schema, sweep and the Python API.
+
+A path a command is asked to write is refused (CaseError, exit 2, naming the option and,
+where there is one, the case) before anything is written where it
+
+- names a file the command reads (the case, a mesh, the results file of initial.from, the
+  results file exported from, ...): writing it would destroy the input;
+- is a folder where a file is written, or a file where a folder is;
+- exists and is not an earlier output of the same kind, recognised by its content (a rodsim
+  results file by its attributes, a picture by its signature, a CSV table by rodsim's header,
+  ...): a user's own file is never replaced, whatever its name.
+
+Each kind of output is an entry of KINDS: what it is called in messages and how an earlier
+one is recognised. A folder of outputs (a sweep's, a ParaView series') is checked by its
+owner's recogniser (rodsim.sweep.summary.is_sweep_folder, rodsim.writers.vtk.is_rodsim_pvd)
+through ``check_folder``.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+from rodsim.errors import CaseError
+
+HDF5 = b"\x89HDF\r\n\x1a\n"
+
+
+def _starts(path: Path, n: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(n)
+    except OSError:
+        return b""
+
+
+def _header(offset: int, *marks: bytes) -> Callable[[Path], bool]:
+    """A recogniser: the file has one of marks at offset."""
+    longest = max(len(m) for m in marks)
+    return lambda path: any(
+        _starts(path, offset + longest)[offset : offset + len(m)] == m for m in marks
+    )
+
+
+def _within(start: bytes, *marks: bytes) -> Callable[[Path], bool]:
+    """A recogniser: the file starts with start and holds every mark in its first 1 kB."""
+
+    def recognise(path: Path) -> bool:
+        head = _starts(path, 1024)
+        return head.startswith(start) and all(m in head for m in marks)
+
+    return recognise
+
+
+def is_results(path: Path) -> bool:
+    """A results file of rodsim run: HDF5 with the layout attribute rodsim writes first. One
+    that cannot be opened (another process writes it, holding HDF5's lock) counts as one:
+    the results writer's own lock then says who writes it (rodsim.output_lock)."""
+    if _starts(path, len(HDF5)) != HDF5:
+        return False
+    import h5py
+
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            return "layout" in f.attrs and "rodsim_version" in f.attrs
+    except OSError:
+        return True
+
+
+def _is_series_index(path: Path) -> bool:
+    from rodsim.writers.vtk import is_rodsim_pvd
+
+    return is_rodsim_pvd(path)
+
+
+class Kind(NamedTuple):
+    what: str  # in messages: "exists and is not <what>"
+    ours: Callable[[Path], bool]  # an existing file that is an earlier output of this kind
+
+
+KINDS = {
+    "results": Kind("a rodsim results file", is_results),
+    "series": Kind("the index of a ParaView series rodsim wrote", _is_series_index),
+    "png": Kind("a PNG picture", _header(0, b"\x89PNG\r\n\x1a\n")),
+    "gif": Kind("a GIF movie", _header(0, b"GIF87a", b"GIF89a")),
+    "mp4": Kind("an MP4 movie", _header(4, b"ftyp")),
+    "schema": Kind("a case schema of rodsim schema", _within(b"{", b'"rodsim"', b"schema")),
+    "csv": Kind("a CSV table of rodsim export", _header(0, b"# rodsim export: ")),
+    "xdmf": Kind("an XDMF index", _within(b"<?xml", b"<Xdmf")),
+    "npz": Kind("a matrices file of rodsim export", _within(b"PK\x03\x04", b"K_data.npy")),
+    "mtx": Kind("a matrix of rodsim export", _within(b"%%MatrixMarket", b"%rodsim ")),
+    "dofs": Kind("a DOF map of rodsim export", _header(0, b"dof,node,component,free\n")),
+}
+
+
+def reads_of(case) -> dict:
+    """{resolved path: what it is} of every file a case reads: the case file, its mesh files,
+    the results files of initial.from and imperfection.from, initial.shape files."""
+    from rodsim.case.settings import FilePart, ShapeFile
+
+    found = {case.path.resolve(): "the case file"}
+    s = case.settings
+    for spec in s.mesh:
+        if isinstance(spec, FilePart):
+            found[case.resolve(spec.file).resolve()] = f"the mesh file {spec.file}"
+    named = [("initial.from", s.initial.from_)]
+    named += [("imperfection.from", s.imperfection.from_ if s.imperfection else None)]
+    named += [("initial.shape", e.file) for e in s.initial.shape if isinstance(e, ShapeFile)]
+    for key, name in named:
+        if name is not None:
+            found[case.resolve(name).resolve()] = f"the file {name} of {key}"
+    return found
+
+
+def check(
+    path,
+    kind: str,
+    *,
+    reads: dict | None = None,
+    option: str = "-o",
+    file: str | None = None,
+) -> Path:
+    """path, when a command may write a file of this kind (a KINDS key) there; else
+    CaseError naming option (and file, the case or results file the command works on).
+    reads: {resolved path: what it is} of the files the command reads."""
+    path = Path(path)
+    target = path.resolve()
+    if reads and target in reads:
+        raise CaseError(
+            f"{path} is {reads[target]}: writing it would destroy the input; name another file",
+            file=file,
+            key=option,
+        )
+    if path.is_dir():
+        raise CaseError(f"{path} is a folder: name a file", file=file, key=option)
+    known = KINDS[kind]
+    if path.exists() and not known.ours(target):
+        raise CaseError(
+            f"{path} exists and is not {known.what}: rodsim replaces only its own "
+            "earlier outputs; name a new file, or remove it first",
+            file=file,
+            key=option,
+        )
+    return path
+
+
+def check_folder(
+    folder,
+    ours: Callable[[Path], bool],
+    what: str,
+    *,
+    reads: dict | None = None,
+    option: str = "-o",
+    file: str | None = None,
+) -> Path:
+    """folder, when a command may write into it: it does not exist, is empty, or ours(folder)
+    says an earlier output of this kind is there (what: "a sweep's folder"); else CaseError."""
+    folder = Path(folder)
+    if reads and folder.resolve() in reads:
+        raise CaseError(
+            f"{folder} is {reads[folder.resolve()]}: name a folder", file=file, key=option
+        )
+    if folder.exists() and not folder.is_dir():
+        raise CaseError(f"{folder} is a file: name a folder", file=file, key=option)
+    if folder.is_dir() and any(folder.iterdir()) and not ours(folder):
+        raise CaseError(
+            f"{folder} holds files and is not {what}: rodsim writes only into a new or "
+            "empty folder or its own; name another folder",
+            file=file,
+            key=option,
+        )
+    return folder

@@ -1,0 +1,140 @@
+"""One output guard for every command that writes (rodsim.output_guard, docs/running.md
+"Outputs"): a file the command reads, or an existing file that is not an earlier output of
+the same kind, is refused with exit 2 naming the option, and every file in the folder stays
+byte-identical; an earlier output of the kind is replaced."""
+
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from conftest import small_cantilever, tree_bytes
+
+from rodsim import output_guard
+from rodsim.cli import main
+
+NOTES = b"my own notes, not rodsim's\n"
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """A case and its results, made once: the tests copy them into their own folder."""
+    folder = tmp_path_factory.mktemp("guard")
+    (folder / "case.yaml").write_text(small_cantilever())
+    result = CliRunner().invoke(
+        main, ["run", str(folder / "case.yaml"), "-o", str(folder / "r.h5"), "-q", "--no-vtk"]
+    )
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+@pytest.fixture
+def work(made, tmp_path):
+    for name in ("case.yaml", "r.h5"):
+        shutil.copy(made / name, tmp_path / name)
+    return tmp_path
+
+
+def _refused(work, args, *says):
+    before = tree_bytes(work)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    for text in says:
+        assert text in result.output, result.output
+    assert tree_bytes(work) == before
+
+
+# command, its arguments given the folder, the foreign file's name, what the message says
+FOREIGN = [
+    ("schema", lambda w: ["schema", "-o", str(w / "notes.json")], "notes.json", "case schema"),
+    ("plot", lambda w: ["plot", str(w / "r.h5"), "-o", str(w / "notes.png")], "notes.png", "PNG"),
+    ("render", lambda w: ["render", str(w / "r.h5"), "-o", str(w / "a.gif")], "a.gif", "GIF"),
+    (
+        "export csv",
+        lambda w: ["export", str(w / "r.h5"), "--format", "csv", "-o", str(w / "t.csv")],
+        "t.csv",
+        "CSV table",
+    ),
+    (
+        "export xdmf",
+        lambda w: ["export", str(w / "r.h5"), "--format", "xdmf", "-o", str(w / "v.xdmf")],
+        "v.xdmf",
+        "XDMF",
+    ),
+    (
+        "export matrices npz",
+        lambda w: ["export", "--matrices", str(w / "case.yaml"), "-o", str(w / "m.npz")],
+        "m.npz",
+        "matrices file",
+    ),
+    (
+        "export matrices mtx",
+        lambda w: [
+            "export",
+            "--matrices",
+            str(w / "case.yaml"),
+            "--format",
+            "mtx",
+            "-o",
+            str(w / "m"),
+        ],  # fmt: skip
+        "m_K.mtx",
+        "matrix of rodsim export",
+    ),
+]
+
+
+@pytest.mark.parametrize("command, args, name, what", FOREIGN, ids=[f[0] for f in FOREIGN])
+def test_a_foreign_file_is_never_replaced(work, command, args, name, what):
+    """Was: schema, plot and export --matrices --format mtx overwrote it."""
+    (work / name).write_bytes(NOTES)
+    _refused(work, args(work), name, "exists and is not", what, "-o")
+
+
+READS = [
+    ("schema onto the case", lambda w: ["schema", "-o", str(w / "case.yaml")], "case schema"),
+    ("plot onto the results", lambda w: ["plot", str(w / "r.h5"), "-o", str(w / "r.h5")], ".png"),
+]
+
+
+@pytest.mark.parametrize("label, args, says", READS, ids=[r[0] for r in READS])
+def test_an_input_is_never_replaced(work, label, args, says):
+    _refused(work, args(work), says)
+
+
+def test_matrices_onto_the_case_file_write_the_npz_they_name(work):
+    """Was: -o case.yaml wrote case.yaml.npz and said it wrote case.yaml."""
+    before = (work / "case.yaml").read_bytes()
+    result = CliRunner().invoke(
+        main, ["export", "--matrices", str(work / "case.yaml"), "-o", str(work / "case.yaml")]
+    )
+    assert result.exit_code == 0 and result.output.strip().endswith("case.yaml.npz")
+    assert (work / "case.yaml").read_bytes() == before
+
+
+def test_an_earlier_output_is_replaced(work):
+    """The guard recognises each kind's own files: writing twice is not refused."""
+    for args in (
+        ["schema", "-o", str(work / "s.json")],
+        ["export", str(work / "r.h5"), "--format", "csv", "-o", str(work / "t.csv")],
+        ["export", str(work / "r.h5"), "--format", "xdmf", "-o", str(work / "v.xdmf")],
+        ["export", "--matrices", str(work / "case.yaml"), "-o", str(work / "m.npz")],
+        ["export", "--matrices", str(work / "case.yaml"), "--format", "mtx", "-o", str(work / "m")],
+        ["plot", str(work / "r.h5"), "-o", str(work / "p.png")],
+    ):
+        for _ in range(2):
+            result = CliRunner().invoke(main, args)
+            assert result.exit_code == 0, (args, result.output)
+
+
+@pytest.mark.parametrize("kind", sorted(output_guard.KINDS))
+def test_no_kind_takes_a_text_file_or_an_empty_file_for_its_own(tmp_path, kind):
+    for content in (NOTES, b""):
+        (tmp_path / "x").write_bytes(content)
+        assert not output_guard.KINDS[kind].ours(tmp_path / "x")
+
+
+def test_a_folder_where_a_file_goes_is_refused(work):
+    (work / "t.csv").mkdir()
+    args = ["export", str(work / "r.h5"), "--format", "csv", "-o", str(work / "t.csv")]
+    _refused(work, args, "is a folder")
