@@ -5,16 +5,21 @@ The canonical case is the case as written with the run's overrides applied (Case
 JSON with sorted keys and every number a float in its shortest exact form (repr), so that
 two runs with the same resolved case and the same input files share a name whatever the
 order of their keys or the spelling of their numbers (700, 700.0, 7e2). The files read are
-the values of every ``file`` and ``from`` key (mesh files,
-imperfections, initial states), relative to the case file's folder.
+the values of every ``file`` and ``from`` key (mesh files, imperfections, initial states,
+shape files), relative to the case file's folder, and the files those point to in turn: the
+heavy data of an XDMF mesh (``DataItem Format="HDF"``: ``data.h5:/path``, relative to the
+.xdmf; ``Format="Binary"``: a file as meshio opens it) and the ``*INCLUDE, INPUT=`` files of
+an Abaqus .inp (as meshio looks for them: from the current folder, else the .inp's).
 """
 
 import functools
 import hashlib
 import json
+import re
 from pathlib import Path
 
 DIGITS = 16  # hex digits of the name: 64 bits
+DEPTH = 8  # side files of side files (an .inp including an .inp ...): more is a loop
 
 
 def _numbers(node):
@@ -35,8 +40,8 @@ def canonical(data) -> str:
 
 
 def files_read(data, folder: Path) -> list[tuple[str, Path]]:
-    """The files a case reads: (as written, path) of every string under a `file` or `from`
-    key, from folder."""
+    """The files a case names: (as written, path) of every string under a `file` or `from`
+    key, from folder (side_files adds what those point to)."""
     found = []
 
     def walk(node):
@@ -55,30 +60,78 @@ def files_read(data, folder: Path) -> list[tuple[str, Path]]:
     return sorted(set(found))
 
 
+# <DataItem ... Format="HDF" ...> data.h5:/group/points </DataItem>; attributes in any order
+_DATA_ITEM = re.compile(rb"<DataItem\b([^>]*)>([^<]*)</DataItem>", re.IGNORECASE)
+_FORMAT = re.compile(rb"""\bFormat\s*=\s*["']([A-Za-z]+)["']""")
+_INCLUDE = re.compile(rb"^\*\s*INCLUDE\b[^\n]*?=([^\n]*)$", re.IGNORECASE | re.MULTILINE)
+
+
+def side_files(path: Path, text: bytes) -> list[Path]:
+    """The files a mesh file points to, as meshio reads them: an XDMF file's HDF5 heavy data
+    (relative to the .xdmf) and Binary data (as written: meshio opens it from the current
+    folder); an Abaqus .inp's *INCLUDE files (from the current folder, else the .inp's)."""
+    suffix = path.suffix.lower()
+    out = []
+    if suffix in (".xdmf", ".xmf"):
+        for attributes, body in _DATA_ITEM.findall(text):
+            fmt = _FORMAT.search(attributes)
+            kind = fmt.group(1).upper() if fmt else b"XML"
+            name = body.strip().decode("utf-8", "replace")
+            if kind == b"HDF" and ":" in name:
+                out.append(path.parent / name.split(":")[0])
+            elif kind == b"BINARY" and name:
+                out.append(Path(name))
+    elif suffix == ".inp":
+        for name in _INCLUDE.findall(text):
+            p = Path(name.strip().decode("utf-8", "replace"))
+            out.append(p if p.exists() else path.parent / p)
+    return out
+
+
 def run_hash(case) -> tuple[str, str]:
     """(name, canonical JSON) of a rodsim.case.load.Case: DIGITS hex digits of the sha256 of
     the canonical case and of each file it reads (its name as written and its bytes)."""
-    data = case.to_dict()
+    return data_hash(case.to_dict(), case.folder)
+
+
+def data_hash(data, folder: Path) -> tuple[str, str]:
+    """run_hash of the case's resolved data (Case.to_dict) read from folder: a sweep has it at
+    hand and need not parse the case again for each run."""
     text = canonical(data)
     digest = hashlib.sha256(text.encode())
-    for written, path in files_read(data, case.folder):
+    for written, path in files_read(data, folder):
         digest.update(b"\0" + written.encode() + b"\0" + _content(path))
     return digest.hexdigest()[:DIGITS], text
 
 
 def _content(path: Path) -> bytes:
-    """The SHA-256 of a file's bytes, read once while it is unchanged (a sweep's runs share
-    their mesh files); b"missing" where it cannot be read (its run will say why)."""
+    """The SHA-256 of a file's bytes and of every side file it points to (side_files), read
+    once while they are unchanged (a sweep's runs share their mesh files); b"missing" where
+    one cannot be read (its run will say why)."""
+    return _tree(path, 0)
+
+
+def _tree(path: Path, depth: int) -> bytes:
     try:
         stat = path.stat()
     except OSError:
         return b"missing"
-    return _digest(str(path), stat.st_mtime_ns, stat.st_size)
+    # ctime and inode too: rewriting a file's numbers in place and setting its mtime back
+    # (os.utime) keeps its size and mtime but not its ctime
+    own, sides = _digest(str(path), stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_size)
+    if not sides or depth >= DEPTH:
+        return own
+    digest = hashlib.sha256(own)
+    for side in sides:
+        digest.update(b"\0" + str(side).encode() + b"\0" + _tree(side, depth + 1))
+    return digest.digest()
 
 
 @functools.lru_cache(maxsize=256)
-def _digest(path: str, mtime: int, size: int) -> bytes:
+def _digest(path: str, mtime: int, ctime: int, inode: int, size: int) -> tuple[bytes, tuple]:
+    """(sha256 of the file's bytes, the side files it points to)."""
     try:
-        return hashlib.sha256(Path(path).read_bytes()).digest()
+        data = Path(path).read_bytes()
     except OSError:
-        return b"missing"
+        return b"missing", ()
+    return hashlib.sha256(data).digest(), tuple(side_files(Path(path), data))

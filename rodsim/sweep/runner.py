@@ -38,7 +38,7 @@ def plan(sweep: Sweep) -> list[Job]:
     folder = sweep.output / "runs"
     jobs = []
     for run in sweep.runs:
-        name, resolved = identity.run_hash(run.case)
+        name, resolved = (run.name, run.resolved) if run.name else identity.run_hash(run.case)
         jobs.append(
             Job(
                 run.index,
@@ -66,6 +66,7 @@ def execute(
     """Run what the sweep still needs and write its summary; progress(counts) after each
     change, counts {total, done, failed, running, eta}. Interrupted on a signal, after the
     summary of the runs finished so far is written."""
+    summary.claim(sweep.output, sweep.path, sweep.output_key)  # before anything is written
     try:
         (sweep.output / "runs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:

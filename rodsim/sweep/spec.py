@@ -18,9 +18,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from rodsim.case.load import Case, case_from_text, parse_yaml
+from rodsim.case.load import Case, parse_yaml
 from rodsim.errors import CaseError
-from rodsim.sweep import space
+from rodsim.sweep import cases, identity, space
 from rodsim.validate import measure
 from rodsim.validate.measure import OVER
 
@@ -60,12 +60,15 @@ class Collect:
 @dataclass(frozen=True)
 class Run:
     """One run: index (from 0), values {key path: value}, case (validated, overrides
-    applied), overrides (the --set assignments of its parameters)."""
+    applied), overrides (the --set assignments of its parameters), name and resolved (its
+    identity: rodsim.sweep.identity.data_hash)."""
 
     index: int
     values: dict
     case: Case
     overrides: tuple
+    name: str = ""
+    resolved: str = ""
 
 
 @dataclass(frozen=True)
@@ -77,15 +80,34 @@ class Sweep:
     runs: tuple
     collect: tuple
     output: Path
+    output_key: str = "output"  # where the folder was named: `output` of the file, or -o
 
 
 def _fail(file: Path, key: str, message: str) -> CaseError:
     return CaseError(message, file=str(file), key=key)
 
 
-def assignment(key: str, value) -> str:
-    """The --set assignment of a parameter value: JSON is YAML, and floats keep every digit."""
-    return f"{key}={json.dumps(value)}"
+assignment = cases.assignment
+
+
+def bad_name(name) -> str | None:
+    """Why a collected number cannot be named so (None: it can): summary.h5 holds it as the
+    dataset results/<name> and summary.csv as a header field, and either would lose or merge
+    a name with a NUL (HDF5 ends a name there), a '/' (a group), '.' or '..' (the group
+    itself, its parent), or a control character (a line break splits the CSV header)."""
+    if not isinstance(name, str) or not name:
+        return "expected a name (text)"
+    if name in COLUMNS:
+        return f"expected a name not one of the summary's columns ({', '.join(COLUMNS)})"
+    if name in (".", ".."):
+        return "'.' and '..' name the results group itself in summary.h5"
+    for ch in name:
+        if ch == "/" or ord(ch) < 0x20 or ord(ch) == 0x7F:
+            return (
+                f"a name without '/' (a group in summary.h5) or control characters (a NUL "
+                f"ends a name in HDF5, a line break splits the CSV header); found {ch!r}"
+            )
+    return None
 
 
 def _collect(raw, file: Path) -> tuple:
@@ -98,9 +120,9 @@ def _collect(raw, file: Path) -> tuple:
     out = []
     for name, q in raw.items():
         key = f"collect.{name}"
-        if not isinstance(name, str) or not name or "/" in name or name in COLUMNS:
-            raise _fail(file, key, f"expected a name without '/', not one of the summary's "
-                        f"columns ({', '.join(COLUMNS)}), got {name!r}")  # fmt: skip
+        why = bad_name(name)
+        if why is not None:
+            raise _fail(file, key, f"{why}, got {name!r}")
         if not isinstance(q, dict):
             raise _fail(file, key, f"expected {{series: ..., reduce: ...}}, got {q!r}")
         unknown = sorted(set(q) - {"series", "reduce", "over", "at", "window"})
@@ -183,19 +205,24 @@ def load(path, output=None) -> Sweep:
         rows = space.runs(parameters, data.get("combine", "grid"), data.get("count"), seed or 0)
     except CaseError as exc:
         raise _fail(path, exc.key or "parameters", exc.reason) from None
+    collect = _collect(data.get("collect"), path)  # before the runs: it is quick to say
+    try:
+        builder = cases.Builder(case_text, case_path, tuple(base), tuple(parameters))
+    except CaseError as exc:
+        raise _fail(path, "set" if base else "case", _reason(exc, None, {})) from None
     runs = []
     for i, row in enumerate(rows):
         overrides = tuple(base) + tuple(assignment(k, v) for k, v in row.items())
         try:
-            case = case_from_text(case_text, case_path, overrides, name=str(case_path))
+            case, resolved = builder.build(row, overrides)
         except CaseError as exc:
             raise _fail(path, _blame(exc, row, base), _reason(exc, i, row)) from None
-        runs.append(Run(i, row, case, overrides))
+        name, text = identity.data_hash(resolved, case.folder)
+        runs.append(Run(i, row, case, overrides, name, text))
     out = data.get("output", f"{path.stem}_sweep")
     if not isinstance(out, str) or not out:
         raise _fail(path, "output", f"expected a folder, got {out!r}")
     folder = Path(output).resolve() if output else (path.parent / out).resolve()
-    collect = _collect(data.get("collect"), path)
     clash = sorted(set(q.name for q in collect) & set(parameters))
     if clash:
         raise _fail(path, f"collect.{clash[0]}", "a collected number named as a parameter")
@@ -207,6 +234,7 @@ def load(path, output=None) -> Sweep:
         tuple(runs),
         collect,
         folder,
+        "-o" if output else "output",
     )
 
 
@@ -223,7 +251,8 @@ def _blame(exc: CaseError, row: dict, base) -> str:
     return "set" if base else "parameters"
 
 
-def _reason(exc: CaseError, i: int, row: dict) -> str:
+def _reason(exc: CaseError, i: int | None, row: dict) -> str:
     said = ", ".join(f"{k} = {json.dumps(v)}" for k, v in row.items())
     key = f" at {exc.key}" if exc.key else ""
-    return f"run {i} ({said}): the case{key}: {exc.reason}"
+    run = "" if i is None else f"run {i} ({said}): "
+    return f"{run}the case{key}: {exc.reason}"

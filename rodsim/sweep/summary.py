@@ -24,6 +24,66 @@ from rodsim.errors import CaseError, ResourceError
 from rodsim.sweep.spec import COLUMNS
 
 KIND = "rodsim sweep summary"
+MARKER = ".rodsim-sweep"  # the first file a sweep writes in its folder: it is a sweep's
+LOCK = ".sweep.lock"  # runner._only_sweep's
+
+
+def is_sweep_csv(path) -> bool:
+    """A summary.csv a sweep wrote: its header row begins run,name and ends with the
+    summary's own columns."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            header = next(csv.reader(f), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False
+    return header[:2] == list(COLUMNS[:2]) and header[-len(COLUMNS) + 2 :] == list(COLUMNS[2:])
+
+
+def is_sweep_folder(path) -> bool:
+    """A folder a rodsim sweep wrote: it holds the sweep's marker (.rodsim-sweep), its lock
+    (.sweep.lock) or a summary.h5 of a sweep."""
+    path = Path(path)
+    return path.is_dir() and (
+        (path / MARKER).is_file() or (path / LOCK).is_file() or is_summary(path / "summary.h5")
+    )
+
+
+def claim(folder: Path, file, key: str) -> None:
+    """Make folder a sweep's, writing its marker, where it is new, empty or a sweep's already;
+    CaseError (file: the sweep file, key: `output` or -o) before anything is written where it
+    is another's, or where its summary files are not a sweep's (they would be replaced)."""
+    folder = Path(folder)
+    where = f"the folder {folder}"
+    if folder.exists() and not folder.is_dir():
+        raise CaseError(f"{where} is a file, not a folder; give another", file=str(file), key=key)
+    try:
+        empty = not folder.exists() or next(folder.iterdir(), None) is None
+    except OSError as exc:
+        raise CaseError(
+            f"cannot read {where}: {exc.strerror or exc}", file=str(file), key=key
+        ) from None
+    if not empty and not is_sweep_folder(folder):
+        raise CaseError(
+            f"{where} holds files and is not a rodsim sweep's folder (no {MARKER}, no "
+            "summary.h5 of a sweep): a sweep writes only into a new or empty folder or one of "
+            "its own; give another",
+            file=str(file),
+            key=key,
+        )
+    for name, ours in (("summary.csv", is_sweep_csv), ("summary.h5", is_summary)):
+        there = folder / name
+        if (there.exists() or there.is_symlink()) and not (there.is_file() and ours(there)):
+            raise CaseError(
+                f"{there} is not a rodsim sweep's summary: the sweep would replace it; "
+                "move it away or give another folder",
+                file=str(file),
+                key=key,
+            )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / MARKER).touch()
+    except OSError as exc:
+        raise ResourceError(f"cannot make {folder}: {exc.strerror or exc}") from None
 
 
 def _number(value) -> bool:
@@ -66,9 +126,9 @@ def write(sweep, jobs, records) -> tuple[Path, Path]:
         *head, error = row
         error = error.replace(",", ";").replace("\n", " ")
         writer.writerow([repr(v) if isinstance(v, float) else v for v in head] + [error])
+    part = out_csv.with_name(".summary.csv.part")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        part = out_csv.with_name(".summary.csv.part")
         part.write_text(text.getvalue())
         os.replace(part, out_csv)
         part = out_h5.with_name(".summary.h5.part")
@@ -92,6 +152,8 @@ def write(sweep, jobs, records) -> tuple[Path, Path]:
         raise ResourceError(
             f"cannot write the summary in {folder}: {exc.strerror or exc}"
         ) from None
+    finally:  # a failed write leaves no part behind (the one renamed is gone already)
+        part.unlink(missing_ok=True)
     return out_csv, out_h5
 
 
