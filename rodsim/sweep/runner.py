@@ -154,12 +154,15 @@ def _fan_out(executor, todo, records, progress, watch, started) -> int:
     pending = {executor.submit(work.run_job, job): job for job in todo}
     generation = {f: getattr(executor, "generation", 0) for f in pending}
     ran, tries = 0, {}
+    # counted as they come, not summed over every record at each one: linear in the runs
+    count = {COMPLETE: 0, FAILED: 0}
+    for r in records.values():
+        count[r.status] = count.get(r.status, 0) + 1
 
     def tell():
         if progress is None:
             return
-        done = sum(r.status == COMPLETE for r in records.values())
-        failed = sum(r.status == FAILED for r in records.values())
+        done, failed = count[COMPLETE], count[FAILED]
         left = len(pending)
         per_run = (time.perf_counter() - started) / ran if ran else None  # wall, all workers
         eta = per_run * left if per_run else None
@@ -190,6 +193,7 @@ def _fan_out(executor, todo, records, progress, watch, started) -> int:
         if record.status == STOPPED:  # the run itself was stopped by a signal
             return record.exit_code - 128
         records[job.index] = record
+        count[record.status] = count.get(record.status, 0) + 1
         ran += 1
         tell()
     return 0
