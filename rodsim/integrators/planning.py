@@ -4,6 +4,7 @@ refuse plans the integrators cannot carry out (too many steps, prescribed rotati
 update cannot follow). docs/case_reference.md describes the settings.
 """
 
+import hashlib
 import logging
 import math
 from dataclasses import dataclass
@@ -46,13 +47,53 @@ class Plan:
         return 1 + math.ceil(self.n_steps / self.steps_per_frame)
 
 
+def _fingerprint(model, order: int) -> bytes:
+    """A digest of what step_limit reads of the model (elements, supports, reference, masses,
+    damping): the analysis steps of a case build one model each, mostly the same."""
+    h = hashlib.blake2b(repr((order, float(model.alpha), float(model.beta))).encode())
+    parts = [model.rods._asdict(), model.plates._asdict(), model.supports._asdict()]
+    parts.append(
+        {
+            "x0": model.x0,
+            "rot0": model.rot0,
+            "m": model.mass,
+            "j": model.inertia,
+            "rho_a": model.rho_a,
+            "rho_i": model.rho_i,
+        }
+    )
+    for fields in parts:
+        for name, value in fields.items():
+            h.update(name.encode())
+            if isinstance(value, np.ndarray):
+                h.update(repr((value.dtype.str, value.shape)).encode())
+                h.update(np.ascontiguousarray(value).tobytes())
+            else:
+                h.update(repr(value).encode())
+    return h.digest()
+
+
+_LIMIT: list = [None]  # (fingerprint, StepLimit) of the last model planned
+
+
+def _step_limit(model, order: int) -> StepLimit:
+    """step_limit, reused when the model is the last one's (a case of 10,000 analysis steps
+    on one mesh computes it once: benchmarks/steps_check_scale.py)."""
+    key = _fingerprint(model, order)
+    last = _LIMIT[0]
+    if last is None or last[0] != key:
+        last = (key, step_limit(model, order))
+        _LIMIT[0] = last  # one assignment: threads see an old pair or a new one
+    return last[1]
+
+
 def plan(case, model, n_elements: int) -> Plan:
     """dt and output cadence from the solver and output settings (see docs/case_reference)."""
     s, out = case.settings.solver, case.settings.output
     order = int(s.order)
     with np.errstate(all="ignore"):
         try:
-            limit = step_limit(model, order)
+            limit = _step_limit(model, order)
         except np.linalg.LinAlgError:
             limit = None
     stable = math.nan if limit is None else limit.dt

@@ -11,6 +11,7 @@ lower the frequencies, so the estimate stays on the safe side. Elastic supports 
 (rodsim.model.supports) raise the bound as stable_step explains.
 """
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -177,6 +178,9 @@ def plate_frequencies(plates, x0, rot0) -> np.ndarray:
     return out
 
 
+# a pure function of the order that takes ~0.1 s (4001 matrix products): once per order, not
+# once per analysis step (10,000 steps checked in seconds, benchmarks/steps_check_scale.py)
+@functools.lru_cache(maxsize=None)
 def composition_stability_factor(order: int) -> float:
     """Largest h omega (per full step) for which the composed Störmer–Verlet map of the
     harmonic oscillator stays stable, divided by 2 (1 for order 2, about 0.787 for order 4)."""
