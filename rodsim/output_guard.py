@@ -73,6 +73,18 @@ def _is_series_index(path: Path) -> bool:
     return is_rodsim_pvd(path)
 
 
+def _sweep_table(path: Path) -> bool:
+    from rodsim.sweep.summary import is_sweep_csv
+
+    return is_sweep_csv(path)
+
+
+def _sweep_summary(path: Path) -> bool:
+    from rodsim.sweep.summary import is_summary
+
+    return is_summary(path)
+
+
 class Kind(NamedTuple):
     what: str  # in messages: "exists and is not <what>"
     ours: Callable[[Path], bool]  # an existing file that is an earlier output of this kind
@@ -90,6 +102,8 @@ KINDS = {
     "npz": Kind("a matrices file of rodsim export", _within(b"PK\x03\x04", b"K_data.npy")),
     "mtx": Kind("a matrix of rodsim export", _within(b"%%MatrixMarket", b"%rodsim ")),
     "dofs": Kind("a DOF map of rodsim export", _header(0, b"dof,node,component,free\n")),
+    "sweep table": Kind("a rodsim sweep's summary.csv", _sweep_table),
+    "sweep summary": Kind("a rodsim sweep's summary.h5", _sweep_summary),
 }
 
 
@@ -162,7 +176,12 @@ def check_folder(
         )
     if folder.exists() and not folder.is_dir():
         raise CaseError(f"{folder} is a file: name a folder", file=file, key=option)
-    if folder.is_dir() and any(folder.iterdir()) and not ours(folder):
+    try:
+        empty = not folder.exists() or next(folder.iterdir(), None) is None
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise CaseError(f"cannot read {folder}: {why}", file=file, key=option) from None
+    if not empty and not ours(folder):
         raise CaseError(
             f"{folder} holds files and is not {what}: rodsim writes only into a new or "
             "empty folder or its own; name another folder",

@@ -52,33 +52,17 @@ def claim(folder: Path, file, key: str) -> None:
     """Make folder a sweep's, writing its marker, where it is new, empty or a sweep's already;
     CaseError (file: the sweep file, key: `output` or -o) before anything is written where it
     is another's, or where its summary files are not a sweep's (they would be replaced)."""
-    folder = Path(folder)
-    where = f"the folder {folder}"
-    if folder.exists() and not folder.is_dir():
-        raise CaseError(f"{where} is a file, not a folder; give another", file=str(file), key=key)
-    try:
-        empty = not folder.exists() or next(folder.iterdir(), None) is None
-    except OSError as exc:
-        raise CaseError(
-            f"cannot read {where}: {exc.strerror or exc}", file=str(file), key=key
-        ) from None
-    if not empty and not is_sweep_folder(folder):
-        raise CaseError(
-            f"{where} holds files and is not a rodsim sweep's folder (no {MARKER}, no "
-            "summary.h5 of a sweep): a sweep writes only into a new or empty folder or one of "
-            "its own; give another",
-            file=str(file),
-            key=key,
-        )
-    for name, ours in (("summary.csv", is_sweep_csv), ("summary.h5", is_summary)):
-        there = folder / name
-        if (there.exists() or there.is_symlink()) and not (there.is_file() and ours(there)):
-            raise CaseError(
-                f"{there} is not a rodsim sweep's summary: the sweep would replace it; "
-                "move it away or give another folder",
-                file=str(file),
-                key=key,
-            )
+    from rodsim import output_guard
+
+    folder = output_guard.check_folder(
+        folder,
+        is_sweep_folder,
+        f"a rodsim sweep's folder (no {MARKER})",
+        option=key,
+        file=str(file),
+    )
+    for name, kind in (("summary.csv", "sweep table"), ("summary.h5", "sweep summary")):
+        output_guard.check(folder / name, kind, option=key, file=str(file))
     try:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / MARKER).touch()
