@@ -236,27 +236,23 @@ def units_attribute(case: Case) -> str:
 
 
 def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch, resume) -> Result:
-    case, mesh = prep.case, prep.setup.mesh
+    mesh = prep.setup.mesh
     steps = sequence.steps_of(prep)
     n_steps = sequence.steps_to_go(prep, resume)
     n_frames = sum(sequence.frames_of(sp, k) for k, (_, sp) in enumerate(steps))
     keep = None if resume is None else resume.frame + 1
     started = wallclock.perf_counter()
-    with watch.deferred():
-        writer = ResultsWriter(
-            h5,
-            mesh,
-            case.text,
-            case.settings.title,
-            prep.overrides,
-            extra_attrs={"units": units_attribute(case), "steps": _step_names(prep)},
-            end_requested=sequence.end_time(prep),
-            expected_frames=n_frames,
-            compression=case.settings.output.compression,
-            resume=None if resume is None else (keep, resume.step),
-            fields=chosen_datasets(case.settings.output.fields),
-        )
-    series = None
+    # the series before the results writer: a .pvd rodsim did not write is refused before
+    # anything is written, and a restart's kept frames are staged from the results file
+    # while it is still the one continued
+    series = _series(pvd, mesh, n_frames + 1, keep or 0, h5) if pvd else None
+    try:
+        with watch.deferred():
+            writer = _results_writer(prep, h5, n_frames, resume, keep)
+    except BaseException:
+        if series:
+            series.close(complete=False)  # no frame written: only its staging goes
+        raise
     last, status, detail, error = None, COMPLETE, "", None
     stopped = []
 
@@ -266,15 +262,6 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch, resume) 
         return bool(stopped)
 
     try:
-        if pvd:
-            series = SeriesWriter(
-                pvd,
-                mesh.points,
-                mesh.conn,
-                plates=mesh.plates,
-                expected_frames=n_frames + 1,
-                keep=keep or 0,
-            )
         for frame in frames(prep, progress, stop, resume):
             if isinstance(frame, sequence.EigenResult):  # the result, after the frames
                 with watch.deferred():
@@ -331,6 +318,45 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch, resume) 
         writer.frames,
     )
     return result
+
+
+def _results_writer(prep: Prepared, h5: Path, n_frames: int, resume, keep) -> ResultsWriter:
+    """The run's results file (a restart: continuing the first `keep` frames of h5)."""
+    case = prep.case
+    return ResultsWriter(
+        h5,
+        prep.setup.mesh,
+        case.text,
+        case.settings.title,
+        prep.overrides,
+        extra_attrs={"units": units_attribute(case), "steps": _step_names(prep)},
+        end_requested=sequence.end_time(prep),
+        expected_frames=n_frames,
+        compression=case.settings.output.compression,
+        resume=None if resume is None else (keep, resume.step),
+        fields=chosen_datasets(case.settings.output.fields),
+    )
+
+
+def _series(pvd: Path, mesh, expected: int, keep: int, h5: Path) -> SeriesWriter:
+    """The run's ParaView series (CaseError, key -o, if an existing index is not rodsim's); a
+    restart's (keep > 0) kept frames staged from the results file h5 (SeriesWriter.stage)."""
+    series = SeriesWriter(
+        pvd,
+        mesh.points,
+        mesh.conn,
+        plates=mesh.plates,
+        expected_frames=expected,
+        keep=keep,
+        results=h5,
+        advice="move it away, give another -o or run with --no-vtk",
+    )
+    try:
+        series.stage()
+    except BaseException:
+        series.close(complete=False)  # the staging folder goes, the series stays untouched
+        raise
+    return series
 
 
 def _step_names(prep: Prepared) -> list[str]:

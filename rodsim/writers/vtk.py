@@ -11,12 +11,18 @@ the other kind), so ParaView shows one array per name. An array whose dataset
 `output.fields` leaves out (an Unwritten in the Frame) is not in the series either. The
 .pvd index is rewritten atomically at most once a second and at the end, so an interrupted
 run leaves a series ParaView can open.
+
+rodsim moves and deletes only the files it writes: the frame files ``<stem>_NNNNNN.vtu``, its
+``.reserve`` and ``.partial`` files and its staging folder; any other file in ``<stem>_vtk/``
+stays. An existing ``.pvd`` is replaced only if rodsim wrote it (is_rodsim_pvd).
 """
 
 import errno
 import logging
 import os
+import re
 import shutil
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -25,7 +31,7 @@ from xml.sax.saxutils import quoteattr
 import meshio
 import numpy as np
 
-from rodsim.errors import ResourceError
+from rodsim.errors import CaseError, ResourceError
 from rodsim.writers.frame import Frame, Unwritten, share
 
 log = logging.getLogger(__name__)
@@ -89,9 +95,18 @@ def _cell_data(frame: Frame, n_rods: int, n_plates: int, blocks: list) -> dict:
     return {name: _split(values, blocks) for name, values in out.items()}
 
 
+MARKER = "<!-- rodsim series -->"  # the second line of every index rodsim writes
+_HEADER = f'<?xml version="1.0"?>\n{MARKER}\n'
+_WRITER = re.compile(r"<!-- written by host (\S*) pid (\d+) -->")
+
+
 def _index_text(entries, folder: str) -> str:
     lines = [
         '<?xml version="1.0"?>',
+        MARKER,
+        # which process wrote the frames: a restart trusts the frame files of the run that
+        # wrote its results file only (SeriesWriter.stage)
+        f"<!-- written by host {socket.gethostname()} pid {os.getpid()} -->",
         '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
         "  <Collection>",
     ]
@@ -100,6 +115,76 @@ def _index_text(entries, folder: str) -> str:
         lines.append(f'    <DataSet timestep="{float(t)!r}" group="" part="0" file={ref}/>')
     lines += ["  </Collection>", "</VTKFile>", ""]
     return "\n".join(lines)
+
+
+def _frame_name(stem: str) -> re.Pattern:
+    """The names of the frame files of the series <stem>.pvd (6 digits, more past 999999)."""
+    return re.compile(rf"{re.escape(stem)}_\d{{6,}}\.vtu")
+
+
+def is_rodsim_pvd(path) -> bool:
+    """Whether path is a ParaView series index rodsim wrote, which a new series may replace:
+    one with rodsim's marker (MARKER), or one of an older rodsim, a VTK Collection whose every
+    DataSet (one at least) names <stem>_vtk/<stem>_NNNNNN.vtu (for <stem>.prev.pvd, the
+    previous series: <stem>.prev_vtk/<stem>_NNNNNN.vtu)."""
+    import xml.etree.ElementTree as ET
+
+    path = Path(path)
+    try:
+        if not path.is_file() or path.is_symlink():
+            return False
+        with open(path, "rb") as f:
+            if f.read(len(_HEADER)).decode(errors="replace") == _HEADER:
+                return True
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return False
+    base = path.stem.removesuffix(".prev")
+    ref = re.compile(rf"{re.escape(path.stem)}_vtk/{_frame_name(base).pattern}")
+    files = [d.get("file") or "" for d in root.iter("DataSet")]
+    return (
+        root.tag == "VTKFile"
+        and root.get("type") == "Collection"
+        and bool(files)
+        and all(ref.fullmatch(name) for name in files)
+    )
+
+
+def refuse_foreign_index(pvd, key: str, advice: str) -> None:
+    """CaseError (before anything is written) if the index <stem>.pvd or the previous
+    series' <stem>.prev.pvd exists and rodsim did not write it: a series would replace it."""
+    for path in (Path(pvd), previous_series(pvd)[0]):
+        if path.exists() or path.is_symlink():
+            if not is_rodsim_pvd(path):
+                raise CaseError(
+                    f"{path.name} is not a rodsim series (no '{MARKER}' and not an index of "
+                    f"{Path(pvd).stem}_vtk/ frame files): writing the ParaView series would "
+                    f"replace it; {advice}",
+                    file=str(path),
+                    key=key,
+                )
+
+
+def frame_files(folder: Path, stem: str) -> list[Path]:
+    """The frame files <stem>_NNNNNN.vtu of a series folder (none if it is not a folder)."""
+    if not folder.is_dir():
+        return []
+    name = _frame_name(stem)
+    return sorted(p for p in folder.iterdir() if name.fullmatch(p.name) and not p.is_dir())
+
+
+def _remove_own(folder: Path, stem: str, frames: bool = True) -> None:
+    """Delete what rodsim writes in a series folder: its frame files (frames), .reserve and
+    .partial files; then the folder if that left it empty. Any other file stays."""
+    if not folder.is_dir():
+        return
+    partial = re.compile(rf"\.{_frame_name(stem).pattern}\.partial")
+    for p in folder.iterdir():
+        own = p.name == ".reserve" or partial.fullmatch(p.name)
+        if (own or (frames and _frame_name(stem).fullmatch(p.name))) and not p.is_dir():
+            p.unlink(missing_ok=True)
+    if frames and not any(folder.iterdir()):
+        folder.rmdir()
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -133,30 +218,49 @@ def previous_series(pvd) -> tuple[Path, Path]:
 
 
 def _keep_previous(pvd: Path, folder: Path) -> None:
-    """Move an existing series aside (one generation), its index pointing at the new folder."""
+    """Move an existing series aside (one generation): its frame files into <stem>.prev_vtk/,
+    its index rewritten there to point at them. Other files in the folder stay where they
+    are; of the generation before, only rodsim's files are deleted."""
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, f"{folder} is not a folder")
-    if not pvd.exists() and not folder.exists():
+    _remove_own(folder, pvd.stem, frames=False)  # a killed run's .reserve and .partial files
+    frames = frame_files(folder, pvd.stem)
+    if not pvd.exists() and not frames:
         return
     prev_pvd, prev_folder = previous_series(pvd)
     prev_pvd.unlink(missing_ok=True)
-    if prev_folder.exists():
-        shutil.rmtree(prev_folder)
-    if folder.exists():
-        os.replace(folder, prev_folder)
+    _remove_own(prev_folder, pvd.stem)
+    if frames:
+        prev_folder.mkdir(exist_ok=True)
+        for p in frames:
+            os.replace(p, prev_folder / p.name)
     if pvd.exists():
         try:
             entries = [(t, p.name) for t, p in read_pvd(pvd)]
-        except Exception:  # noqa: BLE001 - not an index rodsim can read: drop it
+        except Exception:  # noqa: BLE001 - an index rodsim cannot read: list no frame
             entries = []
         _write_atomic(prev_pvd, _index_text(entries, prev_folder.name))
         pvd.unlink()
 
 
+def _series_times(f, n: int) -> np.ndarray:
+    """The index times of a results file's first n frames, as SeriesWriter.write takes them
+    from a Frame: total_time where the file has it (finite), else time."""
+    t = np.asarray(f["time"][:n], dtype=float)
+    if "total_time" in f:
+        total = np.asarray(f["total_time"][:n], dtype=float)
+        t = np.where(np.isfinite(total), total, t)
+    return t
+
+
 class SeriesWriter:
     """Stream frames into a ParaView series next to ``pvd`` (a path ending in .pvd).
     write and close raise ResourceError when a write fails (the .vtu files written before
-    and an index listing exactly them stay)."""
+    and an index listing exactly them stay). CaseError at once (nothing written) if an
+    existing <stem>.pvd or <stem>.prev.pvd is not a rodsim series (key: the option naming it).
+
+    keep, results: a restart (docs/restart.md) whose series starts with the first `keep`
+    frames of the results file `results`; call stage() before that file is replaced."""
 
     def __init__(
         self,
@@ -166,6 +270,9 @@ class SeriesWriter:
         plates=None,
         expected_frames: int = 1000,
         keep: int = 0,
+        results=None,
+        key: str = "-o",
+        advice: str = "move it away or give another -o",
     ):
         self.pvd = Path(pvd)
         self.folder = self.pvd.with_name(self.pvd.stem + "_vtk")
@@ -180,11 +287,15 @@ class SeriesWriter:
         self.closed = False
         self.started = False
         self.expected_frames = expected_frames
-        self.keep = keep  # a restart: the earlier series' first frames go on in this one
+        self.keep = keep  # a restart: the results file's first frames go on in this series
+        self.results = None if results is None else Path(results)
+        self.staged: list[tuple[float, str]] | None = None  # (time, name) in self.stage_folder
+        self.stage_folder = self.folder.with_name(f".{self.folder.name}.restart")
         # True: an existing series belongs to results that are not kept (an incomplete run
         # replaced while complete previous results stay): delete it instead of keeping it
         self.discard_existing = False
         self.reserve = self.folder / ".reserve"
+        refuse_foreign_index(self.pvd, key, advice)
         if self.folder.exists() and not self.folder.is_dir():  # refused before any frame
             raise ResourceError(
                 f"{self.folder.name} is not a folder: cannot write the ParaView series",
@@ -193,19 +304,18 @@ class SeriesWriter:
 
     def _start(self) -> None:
         """At the first frame: the earlier series aside, the folder, the index's reserve."""
+        staged = self.stage()
         try:
-            staged = self._stage_kept() if self.keep else []
             if self.discard_existing:
                 self.pvd.unlink(missing_ok=True)
-                if self.folder.is_dir():
-                    shutil.rmtree(self.folder)
+                for p in frame_files(self.folder, self.pvd.stem):
+                    p.unlink()
             _keep_previous(self.pvd, self.folder)
-            self.folder.mkdir(parents=True)
-            for t, path in staged:
-                os.replace(path, self.folder / path.name)
-                self.entries.append((t, path.name))
-            if staged:
-                staged[0][1].parent.rmdir()
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for t, name in staged:
+                os.replace(self.stage_folder / name, self.folder / name)
+                self.entries.append((t, name))
+            _remove_own(self.stage_folder, self.pvd.stem)
             _reserve_file(self.reserve, 65536 + INDEX_BYTES_PER_FRAME * self.expected_frames)
         except OSError as exc:
             raise ResourceError(
@@ -213,39 +323,62 @@ class SeriesWriter:
             ) from None
         self.started = True
 
-    def _stage_kept(self) -> list:
-        """The first `keep` frames of the existing series (a run continued from a restart
-        state, docs/restart.md) linked (else copied) aside before that series is moved or
-        deleted: [(time, staged path)]."""
+    def stage(self) -> list[tuple[float, str]]:
+        """A restart's kept frames, one .vtu per frame of the results file's first `keep`,
+        made ready in a staging folder beside the series (the series itself untouched until
+        the first new frame): [(time, name)]. The times are the results file's. A frame file
+        of the existing series is linked (else copied) when the run that wrote the results
+        file wrote it (its index names that process: the files are then that file's frames,
+        written atomically); a frame without one (a run killed between the results file's
+        frame and its .vtu, a series deleted or never written) is written from the results
+        file, which holds every frame. The index is not read for the frames: after SIGKILL it
+        lags by up to a second."""
+        if self.staged is not None:
+            return self.staged
+        self.staged = []
+        if not self.keep:
+            return self.staged
+        from rodsim.results_reader import open_results, read_frame
+
+        stem = self.pvd.stem
         try:
-            entries = read_pvd(self.pvd)[: self.keep]
-        except Exception as exc:  # noqa: BLE001 - no index rodsim can read: none to carry
-            entries = []
-            log.debug("no earlier series to carry on (%s)", exc)
-        stage = self.folder.with_name(f".{self.folder.name}.restart")
-        if stage.exists():
-            shutil.rmtree(stage)
-        stage.mkdir()
-        staged = []
-        for t, path in entries:
-            if not path.is_file():
-                break
-            target = stage / path.name
-            try:
-                os.link(path, target)
-            except OSError:
-                shutil.copyfile(path, target)
-            staged.append((t, target))
-        if len(staged) < self.keep:
-            log.warning(
-                "the earlier ParaView series held %d of the %d frames kept; the series goes on "
-                "from there (the results file holds them all)",
-                len(staged),
-                self.keep,
-            )
-        if not staged:
-            stage.rmdir()
-        return staged
+            _remove_own(self.stage_folder, stem)  # a killed restart's leftovers
+            self.stage_folder.mkdir(exist_ok=True)
+            with open_results(self.results) as f:
+                times = _series_times(f, self.keep)
+                ours = self._wrote_frames_of(f)
+                frames0 = f["mesh/frames"][()]
+                for k, t in enumerate(times):
+                    name = f"{stem}_{k:06d}.vtu"
+                    source, target = self.folder / name, self.stage_folder / name
+                    if ours and source.is_file() and not source.is_symlink():
+                        try:
+                            os.link(source, target)
+                        except OSError:
+                            shutil.copyfile(source, target)
+                    else:
+                        self._write_vtu(read_frame(f, k, frames0), target)
+                    self.staged.append((float(t), name))
+        except OSError as exc:
+            raise ResourceError(
+                f"cannot stage the kept frames of the ParaView series: {exc.strerror or exc}",
+                file=str(self.pvd),
+            ) from None
+        return self.staged
+
+    def _wrote_frames_of(self, f) -> bool:
+        """Whether the existing series' frame files were written by the run that wrote the
+        results file f: its index names that run's host and pid (the index is written at the
+        run's first frame, after the frames of any other run were moved aside)."""
+        try:
+            with open(self.pvd, encoding="utf-8", errors="replace") as text:
+                head = text.read(4096)
+        except OSError:
+            return False
+        found = _WRITER.search(head)
+        host, pid = f.attrs.get("host", ""), f.attrs.get("pid", -1)
+        host = host.decode() if isinstance(host, bytes) else str(host)
+        return bool(found) and found.group(1) == host and int(found.group(2)) == int(pid)
 
     def _fail(self, what: Path, exc: OSError):
         n = len(self.entries)
@@ -256,11 +389,8 @@ class SeriesWriter:
             file=str(what),
         )
 
-    def write(self, frame: Frame) -> None:
-        if not self.started:
-            self._start()
-        k = len(self.entries)
-        name = f"{self.pvd.stem}_{k:06d}.vtu"
+    def _write_vtu(self, frame: Frame, path: Path) -> None:
+        """frame as a .vtu at path, written under a temporary name and renamed (OSError)."""
         d = frame.directors
         point_data = {
             "displacement": frame.position - self.points,
@@ -275,12 +405,21 @@ class SeriesWriter:
         point_data = {k: v for k, v in point_data.items() if not isinstance(v, Unwritten)}
         cell_data = _cell_data(frame, self.n_rods, self.n_plates, self.cells)
         mesh = meshio.Mesh(frame.position, self.cells, point_data=point_data, cell_data=cell_data)
-        tmp = self.folder / f".{name}.partial"
+        tmp = path.with_name(f".{path.name}.partial")
         try:
             mesh.write(tmp, file_format="vtu", binary=True, compression="zlib")
-            os.replace(tmp, self.folder / name)
-        except OSError as exc:
+            os.replace(tmp, path)
+        except BaseException:
             tmp.unlink(missing_ok=True)
+            raise
+
+    def write(self, frame: Frame) -> None:
+        if not self.started:
+            self._start()
+        name = f"{self.pvd.stem}_{len(self.entries):06d}.vtu"
+        try:
+            self._write_vtu(frame, self.folder / name)
+        except OSError as exc:
             raise self._fail(self.folder / name, exc) from None
         # the time since the start of the first analysis step: increasing over the steps
         t = frame.total_time if np.isfinite(frame.total_time) else frame.time
@@ -300,12 +439,17 @@ class SeriesWriter:
 
     def close(self, complete: bool = True) -> None:
         """Write the final index (in the reserve's room) and, if the run completed, delete
-        the previous run's series. Nothing is written if no frame was (an earlier series
-        stays as it was)."""
+        the previous run's series (its index and frame files; other files stay). Nothing is
+        written if no frame was (an earlier series stays as it was; a restart's staged
+        frames go)."""
         if self.closed:
             return
         self.closed = True
         if not self.started:
+            try:
+                _remove_own(self.stage_folder, self.pvd.stem)
+            except OSError as exc:
+                log.warning("could not delete %s: %s", self.stage_folder, exc)
             return
         self.reserve.unlink(missing_ok=True)
         self._write_index()
@@ -313,8 +457,7 @@ class SeriesWriter:
             prev_pvd, prev_folder = previous_series(self.pvd)
             try:
                 prev_pvd.unlink(missing_ok=True)
-                if prev_folder.is_dir():
-                    shutil.rmtree(prev_folder)
+                _remove_own(prev_folder, self.pvd.stem)
             except OSError as exc:  # the new series is complete: only a leftover remains
                 log.warning("could not delete the previous series %s: %s", prev_pvd, exc)
 
