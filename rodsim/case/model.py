@@ -290,15 +290,9 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         held = mechanism.settle(model, data.solver.group, [(i + 1) / n for i in range(n)])
         if held.refusal is not None:
             raise CaseError(held.refusal, key="boundary")
+        if data.solver.analysis == "buckling" and held.notes:  # held or a mechanism
+            raise CaseError(mechanism.buckling_refusal(held.notes), key="boundary")
         if np.any(held.fixed != model.fixed):
-            if data.solver.analysis == "buckling":
-                raise CaseError(
-                    "linear buckling needs the structure held: "
-                    + "; ".join(held.notes)
-                    + "; the automatic holds would change its stability (hold it with "
-                    "boundary fix entries or supports)",
-                    key="boundary",
-                )
             unheld = model
             model = dataclasses.replace(model, fixed=held.fixed)
         notes = tuple(held.notes)

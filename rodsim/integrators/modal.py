@@ -27,10 +27,10 @@ import scipy.linalg as la
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
-from rodsim.errors import NumericalError
+from rodsim.errors import CaseError, NumericalError
 from rodsim.integrators import implicit
 from rodsim.integrators import vi_residual as vr
-from rodsim.model import plate, rod
+from rodsim.model import mechanism, plate, rod
 from rodsim.model.loads import pack_loads
 from rodsim.model.supports import pack_supports
 
@@ -132,6 +132,60 @@ def rigid_motions(x: np.ndarray) -> np.ndarray:
     return r.reshape(6 * n, 6)
 
 
+ADVICE = (
+    "check the sections' stiffness and mass (their units: E in Pa with lengths in m, "
+    "density in kg/m^3) and the point masses; rodsim solves K phi = lambda M phi in float64"
+)
+
+
+def _solve(kf, mf, count: int, symmetric: bool, scale: float):
+    """(vals, vecs) of kf phi = lambda mf phi, the `count` of smallest |lambda| (dense when
+    tiny). K and M are scaled to a largest entry of 1 first: shift-invert is invariant to it,
+    and a stiffness of 1e300 (or a mass of 1e-300) no longer underflows ARPACK's vectors
+    (its error -9, 'starting vector is zero'). Failures are NumericalErrors with advice."""
+    sk, sm = abs(kf).max(), abs(mf).max()
+    if not (np.isfinite(sk) and np.isfinite(sm) and np.all(np.isfinite(kf.data))):
+        raise NumericalError(
+            "the stiffness or mass matrix holds values that are not finite (they overflow "
+            f"float64: largest stiffness entry {sk:.3g}, mass {sm:.3g}); " + ADVICE
+        )
+    if sk == 0.0 or sm == 0.0:
+        raise NumericalError(
+            f"the {'stiffness' if sk == 0.0 else 'mass'} matrix is zero: no modes; " + ADVICE
+        )
+    ratio = sk / sm  # lambda of the scaled problem times this is lambda
+    kn, mn = (kf / sk).tocsc(), (mf / sm).tocsc()
+    sigma = -1e-9 * scale / ratio  # below zero: rigid modes (lambda = 0) factor too
+    try:
+        if kn.shape[0] <= max(2 * count, 12):  # tiny: dense (M-orthonormal where symmetric)
+            k_dense, m_dense = kn.toarray(), mn.toarray()
+            if symmetric:
+                vals, vecs = la.eigh((k_dense + k_dense.T) * 0.5, m_dense)
+            else:
+                vals, vecs = la.eig(k_dense, m_dense)
+        elif symmetric:
+            vals, vecs = sla.eigsh(
+                (kn + kn.T) * 0.5, k=count, M=mn, sigma=sigma, which="LM", v0=_start(kn.shape[0])
+            )
+        else:
+            vals, vecs = sla.eigs(
+                kn, k=count, M=mn, sigma=sigma, which="LM", v0=_start(kn.shape[0])
+            )
+    except (RuntimeError, ValueError, np.linalg.LinAlgError, sla.ArpackError) as exc:
+        # ArpackNoConvergence is an ArpackError
+        raise NumericalError(
+            f"the eigensolver failed ({exc}) on K and M with a stiffness-to-mass ratio of "
+            f"{scale:.3g} (1/time^2) across {kn.shape[0]} free components; " + ADVICE
+        ) from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        vals = np.asarray(vals) * ratio
+    if not np.all(np.isfinite(vals)):
+        raise NumericalError(
+            f"the eigenvalues overflow float64 (stiffness-to-mass ratio {ratio:.3g}); " + ADVICE
+        )
+    return vals, vecs
+
+
 def modes(
     model, group: str, x, rot, quat, count: int, load: float = 0.0, solver=None, damping=True
 ) -> Modes:
@@ -147,22 +201,7 @@ def modes(
     count = min(count, len(free) - 1) if len(free) > 1 else 1
     asym = abs(kf - kf.T).max() / max(abs(kf).max(), 1e-300)
     symmetric = asym <= SYMMETRIC
-    sigma = -1e-9 * scale  # below zero: rigid modes (lambda = 0) factor too
-    try:
-        if len(free) <= max(2 * count, 12):  # tiny: dense (M-orthonormal where symmetric)
-            k_dense, m_dense = kf.toarray(), mf.toarray()
-            if symmetric:
-                vals, vecs = la.eigh((k_dense + k_dense.T) * 0.5, m_dense)
-            else:
-                vals, vecs = la.eig(k_dense, m_dense)
-        elif symmetric:
-            vals, vecs = sla.eigsh(
-                (kf + kf.T) * 0.5, k=count, M=mf, sigma=sigma, which="LM", v0=_start(len(free))
-            )
-        else:
-            vals, vecs = sla.eigs(kf, k=count, M=mf, sigma=sigma, which="LM", v0=_start(len(free)))
-    except (RuntimeError, sla.ArpackError) as exc:
-        raise NumericalError(f"the eigensolver failed: {exc}") from None
+    vals, vecs = _solve(kf, mf, count, symmetric, scale)
     vals = np.asarray(vals, dtype=complex)
     if symmetric:
         vals = vals.real.astype(complex)
@@ -311,6 +350,9 @@ def buckling(model, group: str, count: int, base, solve, epsilon: float = 1e-4) 
     factor = load + mu, as -K_G phi = (1/mu) K_T phi; K_T must be positive definite (a
     supported structure below its critical load). About the reference this is the classical
     problem (K_material + lambda K_geometric) phi = 0 of the undeformed structure."""
+    refusal = mechanism.buckling_check(model, group)  # K_T singular: artefacts, not factors
+    if refusal is not None:
+        raise CaseError(refusal, key="boundary")
     x0, rot0, quat0, load = base
     x0, rot0, quat0 = np.array(x0), np.array(rot0), np.array(quat0)
     loaded = scaled_loads(model, load) if load != 1.0 else model

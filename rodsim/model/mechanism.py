@@ -58,10 +58,24 @@ class FreeMotions(NamedTuple):
 
 
 def parts(model) -> np.ndarray:
-    """(N,) the connected part of each node: nodes joined by rod or plate elements."""
-    n = model.n_nodes
-    conn = model.rods.conn.reshape(-1, 2)
-    plates = model.plates.conn.reshape(-1, 4)
+    """(N,) the connected part of each node: nodes joined by rod or plate elements (a copy:
+    the last connectivity's labels are kept, as every analysis step of a case has the same)."""
+    conn = np.ascontiguousarray(model.rods.conn, dtype=np.int64)
+    plates = np.ascontiguousarray(model.plates.conn, dtype=np.int64)
+    key = (model.n_nodes, conn.tobytes(), plates.tobytes())
+    last = _PARTS[0]
+    if last is None or last[0] != key:
+        last = (key, _parts(model.n_nodes, conn, plates))
+        _PARTS[0] = last  # one assignment: threads see an old pair or a new one, never mixed
+    return last[1].copy()
+
+
+_PARTS: list = [None]  # (key, labels) of the last connectivity
+
+
+def _parts(n: int, conn: np.ndarray, plates: np.ndarray) -> np.ndarray:
+    conn = conn.reshape(-1, 2)
+    plates = plates.reshape(-1, 4)
     edges = [conn] + [plates[:, [i, (i + 1) % 4]] for i in range(4)]
     pairs = np.concatenate(edges) if edges else np.zeros((0, 2), dtype=np.int64)
     graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
@@ -254,6 +268,32 @@ def settle(model, group: str, times=(1.0,)) -> Holds:
             f"turn with it and may balance, as a pendulum's do: solved as it is{held}"
         )
     return Holds(fixed, notes, None)
+
+
+def buckling_refusal(notes) -> str:
+    """Why linear buckling refuses a structure with free rigid motions (notes: settle's lines,
+    held or solved as a mechanism): its tangent K_T is singular along them, held or not (a
+    pendulum's swing, a pinned rod's turn about its own axis), so (K_T + mu K_G) phi = 0 has
+    no meaningful lowest mu: the solver returns round-off (factors of 1e-18, or of ~1 about
+    the equilibrium) or fails, and automatic holds would change the stability."""
+    return (
+        "linear buckling needs the structure held: "
+        + "; ".join(notes)
+        + "; a mechanism's tangent stiffness is singular along its free motions, so no "
+        "buckling factor is defined (and the automatic holds would change its stability): "
+        "hold it with boundary fix entries or supports"
+    )
+
+
+def buckling_check(model, group: str) -> str | None:
+    """buckling_refusal for a model with free rigid motions (its fixed components and
+    supports as given), None for a held structure."""
+    loose = free_motions(model, group)
+    if not loose:
+        return None
+    return buckling_refusal(
+        [f"the part with node {fm.nodes[0]} is free ({phrase(fm.basis)})" for fm in loose]
+    )
 
 
 def _holds(model, fm: FreeMotions, basis: np.ndarray) -> tuple[int, list[int]]:
