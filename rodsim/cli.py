@@ -362,8 +362,9 @@ def schema(output):
 def info(results):
     """Print what a results file holds."""
     from rodsim.post.summary import describe
+    from rodsim.results_reader import read_live
 
-    click.echo(describe(results))
+    click.echo(read_live(results, describe))  # a read torn by a live run's flush: again
 
 
 @main.command()

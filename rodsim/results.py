@@ -7,6 +7,7 @@ dataset ``nodes/position`` is ``Results.position`` whichever way the results cam
 """
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -16,13 +17,16 @@ import numpy as np
 from rodsim.integrators.modal import Buckling, Modes
 from rodsim.results_format import FRAME_DATASETS, MESH_DATASETS, SETS, concrete_shape, sizes_of
 from rodsim.results_reader import (
+    LiveFileWarning,
     RunStatus,
     frame_count,
+    is_live,
     layout_version,
     left_out,
     open_results,
     quaternion_matrices,
     read_frame,
+    read_live,
     run_status,
     unwritten,
 )
@@ -173,7 +177,23 @@ def _item(values, k: int):
 
 def read_results(path) -> Results:
     """The results file at path (docs/results.md), its complete frames: CaseError if it is not
-    a results file of a layout this rodsim reads. Readable while a run writes it."""
+    a results file of a layout this rodsim reads. Readable while a run writes it: the frames
+    complete when it was read, a read torn by the writer's flush tried again (rodsim.
+    results_reader.read_live), and a LiveFileWarning saying the run is still writing."""
+    results = read_live(path, _read_results)
+    if results.status.state == "running" and is_live(path):
+        last = results.status.last_time
+        upto = "" if last is None else f", up to t = {last:.6g}"
+        warnings.warn(
+            f"{path} is still being written by a run: read the {results.n_frames} frames "
+            f"complete so far{upto}",
+            LiveFileWarning,
+            stacklevel=2,
+        )
+    return results
+
+
+def _read_results(path) -> Results:
     with open_results(path) as f:
         n = frame_count(f)
         if layout_version(f)[0] == 1:  # one read per dataset

@@ -1,8 +1,19 @@
 """Reading results files (docs/results.md): one adapter per major layout (rodsim.results_format
 holds the dataset table and the versioning rules), frames as rodsim.writers.frame.Frame, and
-the run status a file records."""
+the run status a file records.
+
+Reading a file a run is writing (docs/results.md "Reading during a run"): the writer flushes
+each frame's raw data before the metadata that makes it part of the datasets (HDF5 flushes
+the chunk caches, then the metadata cache), so a dataset's length never counts a row whose
+data is not on disk, and the complete frames are those every per-frame dataset holds
+(frame_count). But a reader parses the metadata lazily, over many reads, while the writer
+rewrites it at every flush: a reader can meet a chunk index written after it read the
+superblock ("addr overflow"), or a node half rewritten. Such a torn read raises; read_live
+retries the whole read, from a fresh open, while the run holds its output lock.
+"""
 
 import dataclasses
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -180,19 +191,77 @@ def _check(f: h5py.File, path: Path) -> None:
         )
 
 
-@contextmanager
-def open_results(path):
-    """Open a results file read-only; CaseError if it is missing, not a rodsim file or of a
-    layout this version cannot read."""
-    path = Path(path)
-    if not path.exists():
-        raise CaseError("no such results file", file=str(path))
+# What h5py raises when a read meets metadata the writer is rewriting ("addr overflow", a
+# bad B-tree or object header signature, a symbol table it cannot iterate, a name not found).
+TORN = (OSError, KeyError, RuntimeError, ValueError, IndexError, TypeError)
+# A failed read is tried again this many times whatever the lock says (the run may have
+# ended, and released its lock, just after the flush that tore the read) ...
+RETRIES_ANYWAY = 2
+# ... and while a live run holds the output lock, for up to this many seconds: one flush of
+# a frame takes milliseconds, so a read torn this long is no torn read.
+LIVE_RETRY_SECONDS = 10.0
+FIRST_WAIT, LONGEST_WAIT = 0.002, 0.05  # seconds between tries, doubling
+
+
+class LiveFileWarning(UserWarning):
+    """rodsim.read_results read a file a run is still writing: its complete frames so far."""
+
+
+def is_live(path) -> bool:
+    """Whether a run holds the output lock of the results file at path (docs/running.md,
+    "One run per output"): alive on this host, or on another host (which cannot be told)."""
+    from rodsim.output_lock import holder
+
+    h = holder(path)
+    return h is not None and h.get("alive") is not False
+
+
+def read_live(path, read: Callable):
+    """read(path), which opens the results file and reads all it needs before closing it,
+    tried again from a fresh open while a torn read (TORN, or the CaseError of a file whose
+    metadata was being rewritten) may be the cause: RETRIES_ANYWAY times, and while a run
+    holds the file's output lock for up to LIVE_RETRY_SECONDS. A missing file, or an error
+    that stays, raises as read raised it."""
+    start, wait, tries = time.monotonic(), FIRST_WAIT, 0
+    while True:
+        try:
+            return read(path)
+        except (CaseError, *TORN):
+            tries += 1
+            if not Path(path).exists():
+                raise
+            if tries > RETRIES_ANYWAY and (
+                time.monotonic() - start > LIVE_RETRY_SECONDS or not is_live(path)
+            ):
+                raise
+        time.sleep(wait)
+        wait = min(2 * wait, LONGEST_WAIT)
+
+
+def _open_checked(path: Path) -> h5py.File:
     try:
         f = h5py.File(path, "r", locking=False)  # readable while a run writes it
     except OSError as exc:
         raise CaseError(f"not a readable HDF5 file ({exc})", file=str(path)) from None
     try:
         _check(f, path)
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+@contextmanager
+def open_results(path):
+    """Open a results file read-only; CaseError if it is missing, not a rodsim file or of a
+    layout this version cannot read. The opening is tried again while the file's metadata is
+    being rewritten by a run (read_live); what the caller reads after it is not: read a live
+    file through read_live to have every read retried."""
+    path = Path(path)
+    if not path.exists():
+        raise CaseError("no such results file", file=str(path))
+    f = read_live(path, _open_checked)
+    try:
         yield f
     finally:
         f.close()
