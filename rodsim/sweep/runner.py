@@ -97,10 +97,13 @@ def execute(
         finally:
             stop = stop or watch.signal
             with watch.deferred():  # a second signal waits for the summary
+                if stop:  # the workers first: a run that ends meanwhile is in the summary
+                    executor.close(cancel=True)
+                    _finished_meanwhile(todo, records)
                 done = _lines(jobs, records, first_of)
                 csv, h5 = summary.write(sweep, jobs, done)
-            if own or stop:
-                executor.close(cancel=bool(stop))
+            if own and not stop:
+                executor.close()
     if stop:
         import signal
 
@@ -130,6 +133,17 @@ def _only_sweep(folder):
         yield
     finally:
         os.close(fd)
+
+
+def _finished_meanwhile(todo: list[Job], records: dict) -> None:
+    """Record the runs of a stopped sweep that finished on disk before their workers ended
+    but after the fan-out stopped looking: the summary then lists every complete results
+    file of the sweep's runs."""
+    for job in todo:
+        if job.index not in records:
+            found = work.earlier(job)
+            if found is not None and found.status == COMPLETE and not found.outdated:
+                records[job.index] = dataclasses.replace(found, reused=False)
 
 
 def _warm(todo: list[Job]) -> float:
