@@ -23,7 +23,6 @@ def _bench():
     return module
 
 
-@pytest.mark.slow
 def test_reads_during_a_run_never_fail_nor_tear(tmp_path):
     """100 `rodsim info` (2 of them child processes) and 100 read_results while a run writes a
     frame every step: no failure, and every frame read complete and equal to the finished
