@@ -31,7 +31,7 @@ CASE = small_cantilever(
 )
 USER_FILES = {
     "r_vtk/view.pvsm": b"<ParaView state the user saved here/>",
-    "r_vtk/notes/readme.txt": b"my notes",
+    "r_vtk/mine/readme.txt": b"my readme",
     "r_vtk/r_final.vtu": b"not a frame file of rodsim's (no 6-digit number)",
     "r_vtk/.hidden": b"x",
 }
@@ -92,7 +92,7 @@ def test_user_files_in_the_series_folder_stay(tmp_path):
     exact(h5)
     on_disk = {p.name for p in (tmp_path / "r_vtk").iterdir()}
     frames = {p.name for _, p in read_pvd(tmp_path / "r.pvd")}
-    assert on_disk == frames | {"view.pvsm", "notes", "r_final.vtu", ".hidden"}
+    assert on_disk == frames | {"view.pvsm", "mine", "r_final.vtu", ".hidden"}
 
 
 def test_is_rodsim_pvd(tmp_path):
@@ -123,7 +123,7 @@ def test_a_foreign_index_is_refused_by_run(tmp_path, which):
     res = CliRunner().invoke(main, ["run", str(case), "-o", str(tmp_path / "r.h5"), "--vtk"])
     assert res.exit_code == 2, res.output
     message = res.stderr if hasattr(res, "stderr") else res.output
-    assert f"{tmp_path / which}: -o: {which} is not a rodsim series" in message
+    assert f"-o: {tmp_path / which} exists and is not a rodsim series index" in message
     assert "Traceback" not in message
     assert tree_bytes(tmp_path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["case.yaml", "r_vtk", which])
@@ -141,7 +141,7 @@ def test_a_foreign_index_is_refused_by_export(tmp_path):
     res = CliRunner().invoke(main, ["export", str(tmp_path / "r.h5"), "-o", str(out)])
     assert res.exit_code == 2, res.output
     message = res.stderr if hasattr(res, "stderr") else res.output
-    assert f"{out / 'r.pvd'}: -o: r.pvd is not a rodsim series" in message
+    assert f"-o: {out / 'r.pvd'} exists and is not a rodsim series index" in message
     assert tree_bytes(tmp_path) == before
 
 
@@ -195,7 +195,7 @@ def test_the_series_is_exact_after_a_lagging_index_and_missing_frames(tmp_path):
 def test_the_series_is_exact_after_sigkill_and_restart(tmp_path):
     """A few kills at random times (benchmarks/series_after_kill.py runs 100)."""
     rng = random.Random(7)
-    for n in range(3):
+    for n in range(2):
         folder = tmp_path / f"t{n}"
         folder.mkdir()
         case = folder / "case.yaml"
