@@ -92,7 +92,7 @@ class Kind(NamedTuple):
 
 KINDS = {
     "results": Kind("a rodsim results file", is_results),
-    "series": Kind("the index of a ParaView series rodsim wrote", _is_series_index),
+    "series": Kind("a rodsim series index", _is_series_index),
     "png": Kind("a PNG picture", _header(0, b"\x89PNG\r\n\x1a\n")),
     "gif": Kind("a GIF movie", _header(0, b"GIF87a", b"GIF89a")),
     "mp4": Kind("an MP4 movie", _header(4, b"ftyp")),
@@ -133,6 +133,7 @@ def check(
     reads: dict | None = None,
     option: str = "-o",
     file: str | None = None,
+    advice: str = "name a new file, or remove it first",
 ) -> Path:
     """path, when a command may write a file of this kind (a KINDS key) there; else
     CaseError naming option (and file, the case or results file the command works on).
@@ -151,7 +152,7 @@ def check(
     if path.exists() and not known.ours(target):
         raise CaseError(
             f"{path} exists and is not {known.what}: rodsim replaces only its own "
-            "earlier outputs; name a new file, or remove it first",
+            f"earlier outputs; {advice}",
             file=file,
             key=option,
         )

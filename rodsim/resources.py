@@ -311,6 +311,13 @@ def estimate(sizes: Sizes, settings: Settings) -> Estimate:
 # --- the machine's limit ------------------------------------------------------------------
 
 
+def most(sizes: Sizes, every: list[Settings]) -> Estimate:
+    """The largest estimate over the settings of a case's analysis steps (docs/steps.md): an
+    implicit step after an explicit one needs the Jacobian's memory, checked before anything
+    is written, not when that step starts."""
+    return max((estimate(sizes, settings) for settings in every), key=lambda e: e.bytes)
+
+
 def _read(path: Path) -> str | None:
     try:
         return Path(path).read_text()

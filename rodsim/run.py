@@ -13,12 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rodsim import interrupts, output_lock, resources, sequence, solvers
+from rodsim import interrupts, output_guard, output_lock, resources, sequence, solvers
 from rodsim.case import steps as case_steps
 from rodsim.case.carry import carried
 from rodsim.case.load import Case, load_case
 from rodsim.case.model import Setup, build, case_mesh
-from rodsim.case.settings import FilePart, ShapeFile
 from rodsim.errors import (
     CaseError,
     Interrupted,
@@ -79,13 +78,14 @@ def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
         case = load_case(case_path, overrides)
     where = case.label
     limit = resources.machine_limit(max_memory)
-    settings = resources.case_settings(case.settings)
+    # every analysis step's solver: an implicit step after an explicit one needs the Jacobian
+    every = [resources.case_settings(s) for s in (case.settings, *(s for _, s in case.steps))]
     sizes = resources.case_sizes(case.settings)
-    memory = resources.check(resources.estimate(sizes, settings), limit, where)
+    memory = resources.check(resources.most(sizes, every), limit, where)
     try:
         mesh = case_mesh(case)
         # again with the mesh's own counts: mesh files read, coincident nodes merged
-        need = resources.estimate(resources.mesh_sizes(mesh, sizes), settings)
+        need = resources.most(resources.mesh_sizes(mesh, sizes), every)
         memory = resources.check(need, limit, where)
         if case.steps:
             stepped = _prepare_steps(case, mesh, memory)
@@ -128,37 +128,20 @@ def _prepare_steps(case: Case, mesh, memory) -> tuple:
 
 def output_paths(case: Case, output=None) -> tuple[Path, Path]:
     """(results .h5, ParaView .pvd) paths: -o, else <case-stem>.h5 next to the case file.
-    CaseError (before anything is written) if the results would overwrite the case file, a
-    file the case reads (a mesh, the results file of initial.from or imperfection.from, a
-    shape file), or the run's own ParaView index (-o x.pvd)."""
+    CaseError (before anything is written, rodsim.output_guard) if the results would
+    overwrite a file the case reads (the case, a mesh, the results file of initial.from or
+    imperfection.from, a shape file), a file that is not a rodsim results file, or the run's
+    own ParaView index (-o x.pvd)."""
     h5 = Path(output) if output is not None else case.folder / f"{case.stem}.h5"
     pvd = h5.with_suffix(".pvd")
-    inputs = {case.path.resolve(): "the case file"}
-    for spec in case.settings.mesh:
-        if isinstance(spec, FilePart):
-            inputs[case.resolve(spec.file).resolve()] = f"the mesh file {spec.file}"
-    s = case.settings
-    read = [("initial.from", s.initial.from_)]
-    read += [("imperfection.from", s.imperfection.from_ if s.imperfection else None)]
-    read += [("initial.shape", e.file) for e in s.initial.shape if isinstance(e, ShapeFile)]
-    for key, name in read:
-        if name is not None:
-            inputs[case.resolve(name).resolve()] = f"the file {name} of {key}"
-    target = h5.resolve()
-    if target in inputs:
-        raise CaseError(
-            f"the results file {h5} is {inputs[target]}: writing it would destroy "
-            "the input; give another -o",
-            file=str(case.path),
-            key="-o",
-        )
-    if target == pvd.resolve():
+    if h5.resolve() == pvd.resolve():
         raise CaseError(
             f"the results file {h5} would be overwritten by the run's own ParaView "
             "index (same name, .pvd); give a .h5 name",
             file=str(case.path),
             key="-o",
         )
+    output_guard.check(h5, "results", reads=output_guard.reads_of(case), file=str(case.path))
     return h5, pvd
 
 

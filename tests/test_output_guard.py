@@ -138,3 +138,37 @@ def test_a_folder_where_a_file_goes_is_refused(work):
     (work / "t.csv").mkdir()
     args = ["export", str(work / "r.h5"), "--format", "csv", "-o", str(work / "t.csv")]
     _refused(work, args, "is a folder")
+
+
+@pytest.mark.parametrize("name, content", [("notes.txt", NOTES), ("mine.h5", NOTES)])
+def test_a_run_never_replaces_a_file_that_is_not_rodsim_results(work, name, content):
+    """Was: the file was moved to <stem>.prev.<suffix> and deleted when the run completed."""
+    (work / name).write_bytes(content)
+    args = ["run", str(work / "case.yaml"), "-o", str(work / name), "-q", "--no-vtk"]
+    _refused(work, args, name, "is not a rodsim results file", "-o")
+
+
+def test_a_foreign_hdf5_file_is_not_results(work):
+    import h5py
+
+    with h5py.File(work / "data.h5", "w") as f:
+        f["x"] = [1.0, 2.0]
+    args = ["run", str(work / "case.yaml"), "-o", str(work / "data.h5"), "-q", "--no-vtk"]
+    _refused(work, args, "data.h5", "is not a rodsim results file")
+
+
+def test_the_api_run_goes_through_the_same_guard(work):
+    from rodsim import api
+    from rodsim.errors import CaseError
+
+    (work / "notes.txt").write_bytes(NOTES)
+    before = tree_bytes(work)
+    with pytest.raises(CaseError, match="is not a rodsim results file"):
+        api.run_case(work / "case.yaml", work / "notes.txt", vtk=False)
+    assert tree_bytes(work) == before
+
+
+def test_a_run_replaces_its_own_results(work):
+    args = ["run", str(work / "case.yaml"), "-o", str(work / "r.h5"), "-q", "--no-vtk"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output

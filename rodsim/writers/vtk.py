@@ -153,16 +153,12 @@ def is_rodsim_pvd(path) -> bool:
 def refuse_foreign_index(pvd, key: str, advice: str) -> None:
     """CaseError (before anything is written) if the index <stem>.pvd or the previous
     series' <stem>.prev.pvd exists and rodsim did not write it: a series would replace it."""
+    from rodsim import output_guard
+
     for path in (Path(pvd), previous_series(pvd)[0]):
-        if path.exists() or path.is_symlink():
-            if not is_rodsim_pvd(path):
-                raise CaseError(
-                    f"{path.name} is not a rodsim series (no '{MARKER}' and not an index of "
-                    f"{Path(pvd).stem}_vtk/ frame files): writing the ParaView series would "
-                    f"replace it; {advice}",
-                    file=str(path),
-                    key=key,
-                )
+        if path.is_symlink() and not path.exists():  # a dangling link: not rodsim's either
+            raise CaseError(f"{path} is a link to nothing: {advice}", file=str(path), key=key)
+        output_guard.check(path, "series", option=key, advice=advice)
 
 
 def frame_files(folder: Path, stem: str) -> list[Path]:
