@@ -116,3 +116,30 @@ def test_an_overflowing_stiffness_is_a_numerical_error_with_advice(tmp_path):
     assert "Traceback" not in done.stderr and "ARPACK error" not in done.stderr
     if done.returncode == 2:
         assert tree_bytes(tmp_path) == before
+
+
+def test_an_implicit_step_after_an_explicit_one_is_estimated_before_anything_runs(tmp_path):
+    """The memory check takes the most demanding analysis step (rodsim.resources.most): an
+    implicit step needs the Jacobian's blocks, which an explicit first step does not; it was
+    estimated as explicit, and the run started writing."""
+    from click.testing import CliRunner
+    from conftest import small_cantilever
+
+    from rodsim.cli import main
+
+    text = small_cantilever(elements=50000, solver="{dt: auto, t_end: 1.0e-5}")
+    text += "steps:\n  - name: one\n  - name: two\n    solver: {scheme: implicit, dt: 1.0e-6}\n"
+    path = tmp_path / "case.yaml"
+    path.write_text(text)
+    before = tree_bytes(tmp_path)
+    # 550 MiB: above this rod's explicit estimate (about 395 MiB), below its implicit one
+    # (about 760 MiB, with the sparse Jacobian and its factors)
+    for command in ("check", "run"):
+        result = CliRunner().invoke(main, [command, str(path), "--max-memory", "550M"])
+        assert result.exit_code == 4, result.output
+        assert "implicit" in result.output and "--max-memory" in result.output
+        assert tree_bytes(tmp_path) == before
+    # the bound lies between the two: the explicit case alone fits
+    alone = ["check", str(path), "--set", "steps=null", "--max-memory", "550M"]
+    result = CliRunner().invoke(main, alone)
+    assert result.exit_code == 0, result.output
