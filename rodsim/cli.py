@@ -417,6 +417,8 @@ def validate(names, quick, report_dir, suite):
 
     tier = "quick" if quick else "full"
     benches = suites.select(suite, names)
+    if report_dir:  # before the benchmarks run: a user's README.md there is not replaced
+        report.check_folder(report_dir, benches)
     outcomes = []
     count = progress.Count("benchmarks")  # on a terminal, below the lines it prints for good
     with tempfile.TemporaryDirectory(prefix="rodsim-validate-") as tmp:

@@ -102,6 +102,9 @@ KINDS = {
     "npz": Kind("a matrices file of rodsim export", _within(b"PK\x03\x04", b"K_data.npy")),
     "mtx": Kind("a matrix of rodsim export", _within(b"%%MatrixMarket", b"%rodsim ")),
     "dofs": Kind("a DOF map of rodsim export", _header(0, b"dof,node,component,free\n")),
+    "validation report": Kind(
+        "a rodsim validation report", _header(0, b"# rodsim validation report\n")
+    ),
     "sweep table": Kind("a rodsim sweep's summary.csv", _sweep_table),
     "sweep summary": Kind("a rodsim sweep's summary.h5", _sweep_summary),
 }

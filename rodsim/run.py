@@ -28,7 +28,7 @@ from rodsim.errors import (
 from rodsim.integrators.planning import Plan, plan
 from rodsim.restart import steps_taken
 from rodsim.results_format import chosen_datasets
-from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter
+from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter, previous_path
 from rodsim.writers.frame import Frame
 from rodsim.writers.mode_series import write_mode_series
 from rodsim.writers.vtk import SeriesWriter
@@ -141,7 +141,12 @@ def output_paths(case: Case, output=None) -> tuple[Path, Path]:
             file=str(case.path),
             key="-o",
         )
-    output_guard.check(h5, "results", reads=output_guard.reads_of(case), file=str(case.path))
+    reads = output_guard.reads_of(case)
+    output_guard.check(h5, "results", reads=reads, file=str(case.path))
+    # the previous results go there when the run starts, and are deleted when it completes
+    previous = previous_path(h5)
+    advice = "move it away or give another -o"
+    output_guard.check(previous, "results", reads=reads, file=str(case.path), advice=advice)
     return h5, pvd
 
 

@@ -172,3 +172,35 @@ def test_a_run_replaces_its_own_results(work):
     args = ["run", str(work / "case.yaml"), "-o", str(work / "r.h5"), "-q", "--no-vtk"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
+
+
+def test_a_run_never_replaces_a_users_prev_h5(work):
+    """Was: the earlier results were moved onto a user's r.prev.h5, deleted when the run
+    completed."""
+    (work / "r.prev.h5").write_bytes(NOTES)
+    args = ["run", str(work / "case.yaml"), "-o", str(work / "r.h5"), "-q", "--no-vtk"]
+    _refused(work, args, "r.prev.h5", "is not a rodsim results file", "move it away")
+
+
+@pytest.mark.parametrize("along", [False, True])
+def test_plot_never_replaces_a_users_file_under_its_default_name(work, along):
+    """Was: without -o, `rodsim plot r.h5` wrote over a user's r_energy.png (a text file), and
+    a folder of that name was an internal error."""
+    args = ["plot", str(work / "r.h5"), "displacement.z@beam.all" if along else "energy"]
+    name = "r_displacement.z_at_beam.all_along.png" if along else "r_energy.png"
+    args += ["--along"] if along else []
+    (work / name).write_bytes(NOTES)
+    _refused(work, args, name, "is not a PNG picture")
+    (work / name).unlink()
+    (work / name).mkdir()
+    _refused(work, args, name, "is a folder")
+
+
+def test_a_validation_report_never_replaces_a_users_readme(tmp_path):
+    """Refused before the benchmark runs (was: README.md and <name>.png overwritten)."""
+    (tmp_path / "README.md").write_bytes(NOTES)
+    args = ["validate", "--quick", "--report", str(tmp_path), "rollup"]
+    _refused(tmp_path, args, "README.md", "is not a rodsim validation report", "--report")
+    (tmp_path / "README.md").unlink()
+    (tmp_path / "rollup.png").write_bytes(NOTES)
+    _refused(tmp_path, args, "rollup.png", "is not a PNG picture")

@@ -49,8 +49,9 @@ def results(tmp_path_factory):
 
 
 def _render(results, out, size):
+    args = ["render", str(results), "-o", str(out), "--size", size]
     return subprocess.run(
-        [sys.executable, "-m", "rodsim.cli", "render", str(results), "-o", str(out), "--size", size],
+        [sys.executable, "-m", "rodsim.cli", *args],
         capture_output=True, text=True, preexec_fn=_limited, timeout=300,
     )  # fmt: skip
 

@@ -180,7 +180,7 @@ def plate_frequencies(plates, x0, rot0) -> np.ndarray:
 
 # a pure function of the order that takes ~0.1 s (4001 matrix products): once per order, not
 # once per analysis step (10,000 steps checked in seconds, benchmarks/steps_check_scale.py)
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def composition_stability_factor(order: int) -> float:
     """Largest h omega (per full step) for which the composed Störmer–Verlet map of the
     harmonic oscillator stays stable, divided by 2 (1 for order 2, about 0.787 for order 4)."""

@@ -26,6 +26,7 @@ from rodsim.post.plots import (
     node_set,
     pick,
 )
+from rodsim.post.replace_file import save_picture
 from rodsim.results_reader import dataset, frame_count, open_results
 
 
@@ -135,10 +136,10 @@ def plot_along(path, what: str, output=None, frames: str = "-1", envelope: bool 
     output = Path(output) if output else path.with_name(f"{path.stem}_{safe}_along.png")
     plt = _figure()
     fig, data = along_figure(path, what, frames, envelope)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=DPI)
-    plt.close(fig)
-    return output, data
+    try:
+        return save_picture(fig, output, DPI, path), data
+    finally:
+        plt.close(fig)
 
 
 def along_figure(path, what: str, frames: str = "-1", envelope: bool = False):

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from rodsim import api, output_guard
 from rodsim.integrators import modal
+from rodsim.post.replace_file import write_through, write_whole
 from rodsim.solvers import modal_state
 
 COMPONENTS = ("ux", "uy", "uz", "rx", "ry", "rz")
@@ -64,11 +65,14 @@ def export_matrices(case, output=None, overrides=(), fmt: str = "npz") -> list[P
         written = []
         for (name, matrix), (_, target) in zip(matrices.items(), targets, strict=False):
             comment = f"rodsim {name} about load multiplier {load:g}; DOF map {stem.name}_dofs.csv"
-            scipy.io.mmwrite(target, sp.coo_matrix(matrix), comment=comment, field="real")
+            coo = sp.coo_matrix(matrix)
+            write_through(
+                target, lambda part, c=coo, t=comment: _mmwrite(part, c, t)
+            )  # one piece each: a failed write leaves what was there
             written.append(target)
         dofs = targets[-1][1]
         rows = [f"{i},{node[i]},{component[i]},{int(free[i])}" for i in range(6 * n)]
-        dofs.write_text("dof,node,component,free\n" + "\n".join(rows) + "\n")
+        write_whole(dofs, ["dof,node,component,free\n" + "\n".join(rows) + "\n"])
         return [*written, dofs]
     arrays = {"load": np.array(load)}
     for name, matrix in matrices.items():
@@ -80,8 +84,18 @@ def export_matrices(case, output=None, overrides=(), fmt: str = "npz") -> list[P
             f"{name}_shape": np.array(csr.shape),
         }
     arrays |= {"dof_node": node, "dof_component": component, "free": free}
-    np.savez(path, **arrays)
+    write_through(path, lambda part: _savez(part, arrays))
     return [path]
+
+
+def _mmwrite(part: Path, matrix, comment: str) -> None:
+    with open(part, "wb") as f:  # a file object: mmwrite would add .mtx to a name
+        scipy.io.mmwrite(f, matrix, comment=comment, field="real")
+
+
+def _savez(part: Path, arrays: dict) -> None:
+    with open(part, "wb") as f:  # a file object: numpy would add .npz to a name
+        np.savez(f, **arrays)
 
 
 def load_matrices(path) -> dict:

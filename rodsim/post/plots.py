@@ -19,6 +19,7 @@ import numpy as np
 from rodsim.case import units
 from rodsim.errors import CaseError
 from rodsim.post import display_units
+from rodsim.post.replace_file import save_picture
 from rodsim.results_reader import dataset, frame_count, not_written, open_results
 
 NODAL = (
@@ -66,10 +67,10 @@ def plot_results(path, what: str = "energy", output=None, against=None) -> Path:
     output = Path(output) if output else path.with_name(f"{path.stem}_{safe}.png")
     plt = _figure()
     fig = results_figure(path, what, against)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=DPI)
-    plt.close(fig)
-    return output
+    try:
+        return save_picture(fig, output, DPI, path)
+    finally:
+        plt.close(fig)
 
 
 def results_figure(path, what: str = "energy", against=None):

@@ -8,6 +8,7 @@ import numpy as np
 
 from rodsim.errors import CaseError
 from rodsim.post.plots import _figure
+from rodsim.post.replace_file import save_picture
 from rodsim.sweep import summary
 
 MAX_LINES = 12
@@ -51,10 +52,10 @@ def plot_sweep(path, result: str, against: str, output=None) -> Path:
     else:
         _heat(fig, ax, cols, axes, others, y, result)
     ax.set_title(f"{result} against {' and '.join(axes)} ({int(ok.sum())} runs)")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=120)
-    plt.close(fig)
-    return output
+    try:
+        return save_picture(fig, output, 120, path)
+    finally:
+        plt.close(fig)
 
 
 def _lines(ax, cols, x_key, others, y) -> None:

@@ -122,7 +122,7 @@ def _only_sweep(folder):
     take each other's runs for failures."""
     import fcntl
 
-    fd = os.open(folder / ".sweep.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    fd = os.open(folder / summary.LOCK, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -25,7 +25,7 @@ from rodsim.sweep.spec import COLUMNS
 
 KIND = "rodsim sweep summary"
 MARKER = ".rodsim-sweep"  # the first file a sweep writes in its folder: it is a sweep's
-LOCK = ".sweep.lock"  # runner._only_sweep's
+LOCK = ".sweep.lock"  # held by runner._only_sweep while a sweep writes the folder
 
 
 def is_sweep_csv(path) -> bool:

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from rodsim import __version__
+from rodsim.errors import CaseError
+from rodsim.post.replace_file import write_through, write_whole
 from rodsim.validate import compare
 from rodsim.validate.measure import read_series
 from rodsim.validate.runner import Outcome
@@ -114,9 +116,10 @@ def figure(outcome: Outcome, path: Path) -> Path | None:
     ax.set_title(f"{bench.number}. {bench.title} ({outcome.tier} tier)")
     ax.grid(True, alpha=0.3, which="both")
     ax.legend(fontsize="small")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        write_through(path, lambda part: fig.savefig(part, dpi=110, format="png"))
+    finally:
+        plt.close(fig)
     return path
 
 
@@ -169,5 +172,19 @@ def write_report(outcomes, folder, tier: str, command: str = REGENERATE) -> Path
             lines += [f"![{b.title}]({fig.name})", ""]
         lines += [f"Wall time: {o.wall:.1f} s.", ""]
     path = folder / "README.md"
-    path.write_text("\n".join(lines))
+    write_whole(path, ["\n".join(lines)])
     return path
+
+
+def check_folder(folder, benches) -> None:
+    """CaseError (key --report) before any benchmark runs where the report would replace a
+    file that is not an earlier report's: README.md not a rodsim validation report, a
+    <benchmark>.png not a PNG (rodsim.output_guard)."""
+    from rodsim import output_guard
+
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise CaseError(f"{folder} is a file: name a folder", key="--report")
+    output_guard.check(folder / "README.md", "validation report", option="--report")
+    for bench in benches:
+        output_guard.check(folder / f"{bench.name}.png", "png", option="--report")
