@@ -145,20 +145,27 @@ def test_a_foreign_index_is_refused_by_export(tmp_path):
     assert tree_bytes(tmp_path) == before
 
 
-def killed(case, h5, wait: float) -> None:
-    """`rodsim run case --vtk` SIGKILLed `wait` seconds after its first frame is on disk."""
+def killed(case, h5, frames: int, after: float = 0.0) -> bool:
+    """`rodsim run case --vtk` SIGKILLed once `frames` frames are on disk and `after` seconds
+    have passed since its first (conditions, not a fixed wait: the same kill on a busy or an
+    idle machine). False where the run completed first (a fast machine): the restart then
+    has no frame left to run, which mends the series all the same."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "rodsim.cli", "run", str(case), "-o", str(h5), "-q", "--vtk"]
     )
-    deadline = time.monotonic() + 120
-    while frames_in(h5) < 1:
-        assert proc.poll() is None, "the run ended early"
+    deadline, first = time.monotonic() + 120, None
+    while proc.poll() is None:
         assert time.monotonic() < deadline, "the run did not get going"
+        n = frames_in(h5)
+        if n >= 1 and first is None:
+            first = time.monotonic()
+        if n >= frames and first is not None and time.monotonic() - first >= after:
+            proc.kill()
+            break
         time.sleep(0.005)
-    time.sleep(wait)
-    proc.kill()
     proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the run ended before the kill: make it longer"
+    assert proc.returncode in (0, -signal.SIGKILL), proc.returncode
+    return proc.returncode == -signal.SIGKILL
 
 
 def test_the_series_is_exact_after_a_lagging_index_and_missing_frames(tmp_path):
@@ -168,7 +175,8 @@ def test_the_series_is_exact_after_a_lagging_index_and_missing_frames(tmp_path):
     case = tmp_path / "case.yaml"
     case.write_text(CASE)
     h5 = tmp_path / "r.h5"
-    killed(case, h5, wait=2.5)  # the restart state is saved once a second: past frame 0
+    # the restart state is saved once a second: 1.5 s on, it is past frame 0
+    was_killed = killed(case, h5, frames=2, after=1.5)
     pvd = tmp_path / "r.pvd"
     lines = pvd.read_text().splitlines(keepends=True)
     datasets = [i for i, line in enumerate(lines) if "<DataSet" in line]
@@ -182,10 +190,13 @@ def test_the_series_is_exact_after_a_lagging_index_and_missing_frames(tmp_path):
     )
     assert res.returncode == 0, res.stderr
     res, entries = exact(h5)
-    with h5py.File(h5, "r") as f:
-        restarts = f.attrs["restarts"]
-    kept = int(re.search(r"continued from frame (\d+)", str(restarts)).group(1))
-    assert kept >= 1, "the restart kept frame 0 only: kill later"
+    if was_killed:
+        with h5py.File(h5, "r") as f:
+            restarts = f.attrs["restarts"]
+        kept = int(re.search(r"continued from frame (\d+)", str(restarts)).group(1))
+        assert kept >= 1, "the restart kept frame 0 only: kill later"
+    else:  # completed before the kill: every frame was kept, none run
+        kept = len(entries) - 1
     for k in (kept, len(entries) - 1):  # one rewritten from the results file, one new
         shown = meshio.read(entries[k][1]).point_data["displacement"]
         # the same float64 subtraction as the results file's position minus mesh/points
@@ -201,7 +212,7 @@ def test_the_series_is_exact_after_sigkill_and_restart(tmp_path):
         case = folder / "case.yaml"
         case.write_text(CASE)
         h5 = folder / "r.h5"
-        killed(case, h5, wait=rng.uniform(0, 1.5))
+        killed(case, h5, frames=rng.randint(1, 150))
         res = subprocess.run(
             [sys.executable, "-m", "rodsim.cli", "run", str(case), "--restart", str(h5), "-q"],
             capture_output=True,
@@ -209,3 +220,38 @@ def test_the_series_is_exact_after_sigkill_and_restart(tmp_path):
         )
         assert res.returncode == 0, res.stderr
         exact(h5)
+
+
+def test_a_restart_with_no_frame_left_mends_the_series(tmp_path):
+    """A run killed after its last frame (its restart state is the last frame): the restart
+    runs nothing, and the lagging, damaged series is rebuilt to the results file's frames
+    (was: left listing what the killed run's index listed)."""
+    case = tmp_path / "case.yaml"
+    case.write_text(CASE.replace("t_end: 80", "t_end: 5"))
+    h5 = tmp_path / "r.h5"
+    api.run_case(case, h5)
+    pvd = tmp_path / "r.pvd"
+    lines = pvd.read_text().splitlines(keepends=True)
+    datasets = [i for i, line in enumerate(lines) if "<DataSet" in line]
+    pvd.write_text("".join(lines[: datasets[0] + 1] + lines[datasets[-1] + 1 :]))
+    for vtu in sorted((tmp_path / "r_vtk").glob("r_*.vtu"))[1:]:
+        vtu.unlink()
+    put_user_files(tmp_path)
+    api.run_case(case, restart=h5)
+    exact(h5)
+    assert user_files(tmp_path) == USER_FILES
+
+
+def test_a_series_folder_that_is_a_link_is_refused(tmp_path):
+    """<stem>_vtk a link to a user's folder: its r_NNNNNN.vtu files would be moved and
+    deleted there."""
+    case = tmp_path / "case.yaml"
+    case.write_text(CASE.replace("t_end: 80", "t_end: 1"))
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "r_000000.vtu").write_bytes(b"the user's own frame")
+    (tmp_path / "r_vtk").symlink_to(mine)
+    before = tree_bytes(tmp_path)
+    res = CliRunner().invoke(main, ["run", str(case), "-o", str(tmp_path / "r.h5"), "--vtk"])
+    assert res.exit_code == 2 and "is a link" in res.output, res.output
+    assert tree_bytes(tmp_path) == before

@@ -292,6 +292,13 @@ class SeriesWriter:
         self.discard_existing = False
         self.reserve = self.folder / ".reserve"
         refuse_foreign_index(self.pvd, key, advice)
+        for folder in (self.folder, previous_series(self.pvd)[1]):
+            if folder.is_symlink():  # its frames would be moved and deleted in the folder it names
+                raise CaseError(
+                    f"{folder} is a link: rodsim writes a series' frames only into a folder of "
+                    f"its own; {advice}",
+                    key=key,
+                )
         if self.folder.exists() and not self.folder.is_dir():  # refused before any frame
             raise ResourceError(
                 f"{self.folder.name} is not a folder: cannot write the ParaView series",
@@ -437,9 +444,12 @@ class SeriesWriter:
         """Write the final index (in the reserve's room) and, if the run completed, delete
         the previous run's series (its index and frame files; other files stay). Nothing is
         written if no frame was (an earlier series stays as it was; a restart's staged
-        frames go)."""
+        frames go), except for a restart that completed with no frame left to run (its state
+        was the results file's last frame): its series is then the kept frames, exactly."""
         if self.closed:
             return
+        if not self.started and complete and self.keep and self.stage():
+            self._start()  # the lagging or damaged series of a killed run is mended
         self.closed = True
         if not self.started:
             try:
