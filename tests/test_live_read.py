@@ -24,17 +24,18 @@ def _bench():
 
 
 def test_reads_during_a_run_never_fail_nor_tear(tmp_path):
-    """100 `rodsim info` (2 of them child processes) and 100 read_results while a run writes a
+    """50 `rodsim info` (2 of them child processes) and 50 read_results while a run writes a
     frame every step: no failure, and every frame read complete and equal to the finished
-    file's (the readers before read_live failed 2-7% of such reads with HDF5's "addr
-    overflow")."""
+    file's. The readers before read_live failed 2-7% of such reads with HDF5's "addr
+    overflow" (9 of 200 measured): all 100 reads would pass the old readers with a chance of
+    about 1% (0.955^100)."""
     bench = _bench()
-    tally = bench.live_reads(tmp_path, info=100, api=100, every_subprocess=50, elements=20,
+    tally = bench.live_reads(tmp_path, info=50, api=50, every_subprocess=25, elements=20,
                              run_seconds=600)  # fmt: skip
-    assert tally.info == 100 and tally.api == 100 and tally.subprocesses == 2
+    assert tally.info == 50 and tally.api == 50 and tally.subprocesses == 2
     assert tally.failures == [], tally.failures[:5]
     assert tally.torn == [], tally.torn[:5]
-    assert len(tally.seen) == 100 and max(n for n, _ in tally.seen) > 1
+    assert len(tally.seen) == 50 and max(n for n, _ in tally.seen) > 1
 
 
 def test_read_results_warns_while_the_run_writes(tmp_path, monkeypatch):
