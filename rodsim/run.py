@@ -31,7 +31,7 @@ from rodsim.results_format import chosen_datasets
 from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter, previous_path
 from rodsim.writers.frame import Frame
 from rodsim.writers.mode_series import write_mode_series
-from rodsim.writers.vtk import SeriesWriter
+from rodsim.writers.vtk import SeriesWriter, refuse_foreign_index
 
 log = logging.getLogger(__name__)
 
@@ -233,6 +233,9 @@ def _write(prep: Prepared, h5: Path, pvd: Path | None, progress, watch, resume) 
     # the series before the results writer: a .pvd rodsim did not write is refused before
     # anything is written, and a restart's kept frames are staged from the results file
     # while it is still the one continued
+    if pvd:  # the modes' series too, written after the eigen solve: refused before the run
+        for path in _mode_series(prep, pvd):
+            refuse_foreign_index(path, "-o", SERIES_ADVICE)
     series = _series(pvd, mesh, n_frames + 1, keep or 0, h5) if pvd else None
     try:
         with watch.deferred():
@@ -326,6 +329,23 @@ def _results_writer(prep: Prepared, h5: Path, n_frames: int, resume, keep) -> Re
     )
 
 
+SERIES_ADVICE = "move it away, give another -o or run with --no-vtk"
+
+
+def _mode_series(prep: Prepared, pvd: Path) -> list[Path]:
+    """The indexes of the mode series a modal or buckling step writes (writers.mode_series:
+    <stem>_mode<k>.pvd, <stem>_buckling<k>.pvd)."""
+    out = []
+    for _, sp in sequence.steps_of(prep):
+        s = sp.case.settings.solver
+        if s.analysis in ("modal", "buckling"):
+            kind, chosen = (
+                ("buckling", s.buckling) if s.analysis == "buckling" else ("mode", s.modal)
+            )
+            out += [pvd.with_name(f"{pvd.stem}_{kind}{k}.pvd") for k in range(1, chosen.modes + 1)]
+    return out
+
+
 def _series(pvd: Path, mesh, expected: int, keep: int, h5: Path) -> SeriesWriter:
     """The run's ParaView series (CaseError, key -o, if an existing index is not rodsim's); a
     restart's (keep > 0) kept frames staged from the results file h5 (SeriesWriter.stage)."""
@@ -337,7 +357,7 @@ def _series(pvd: Path, mesh, expected: int, keep: int, h5: Path) -> SeriesWriter
         expected_frames=expected,
         keep=keep,
         results=h5,
-        advice="move it away, give another -o or run with --no-vtk",
+        advice=SERIES_ADVICE,
     )
     try:
         series.stage()

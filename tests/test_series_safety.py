@@ -255,3 +255,16 @@ def test_a_series_folder_that_is_a_link_is_refused(tmp_path):
     res = CliRunner().invoke(main, ["run", str(case), "-o", str(tmp_path / "r.h5"), "--vtk"])
     assert res.exit_code == 2 and "is a link" in res.output, res.output
     assert tree_bytes(tmp_path) == before
+
+
+def test_a_foreign_mode_series_index_is_refused_before_the_run(tmp_path):
+    """A modal run writes <stem>_mode<k>.pvd after the eigen solve: a foreign one there is
+    refused before anything is written (was: after the solve, with the results written)."""
+    case = tmp_path / "case.yaml"
+    case.write_text(CASE.replace("solver: {dt: auto, t_end: 80}", "solver: {analysis: modal}"))
+    (tmp_path / "r_mode2.pvd").write_bytes(FOREIGN_PVD)
+    before = tree_bytes(tmp_path)
+    res = CliRunner().invoke(main, ["run", str(case), "-o", str(tmp_path / "r.h5"), "--vtk"])
+    assert res.exit_code == 2, res.output
+    assert "r_mode2.pvd exists and is not a rodsim series index" in res.output
+    assert tree_bytes(tmp_path) == before
