@@ -275,13 +275,17 @@ def test_unwritable_output_is_an_io_error(tmp_path):
 def test_failed_series_keeps_old_results(tmp_path):
     """The results writer has started when the ParaView folder turns out to be blocked: the
     old results stay, no temporary file is left, exit code 4 names the folder."""
+    import h5py
+
     out = tmp_path / "r.h5"
-    out.write_bytes(b"old results")
+    with h5py.File(out, "w") as f:  # what the output guard takes for earlier results
+        f.attrs["layout"], f.attrs["rodsim_version"] = 1, "0"
+    old = out.read_bytes()
     (tmp_path / "r_vtk").write_text("a file where the series folder should go")
     res = CliRunner().invoke(main, ["run", str(SPAGHETTI), "-o", str(out), "--vtk", "-q"])
     assert res.exit_code == 4
     assert "r_vtk" in (res.stderr if hasattr(res, "stderr") else res.output)
-    assert out.read_bytes() == b"old results"
+    assert out.read_bytes() == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.h5", "r_vtk"]
 
 
