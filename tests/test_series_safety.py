@@ -145,6 +145,17 @@ def test_a_foreign_index_is_refused_by_export(tmp_path):
     assert tree_bytes(tmp_path) == before
 
 
+def damage_series(folder) -> None:
+    """The series r.pvd of folder as a SIGKILL leaves it at its worst: its index listing
+    frame 0 only (it lags), every later frame file gone (killed between the two files)."""
+    pvd = folder / "r.pvd"
+    lines = pvd.read_text().splitlines(keepends=True)
+    datasets = [i for i, line in enumerate(lines) if "<DataSet" in line]
+    pvd.write_text("".join(lines[: datasets[0] + 1] + lines[datasets[-1] + 1 :]))
+    for vtu in sorted((folder / "r_vtk").glob("r_*.vtu"))[1:]:
+        vtu.unlink()
+
+
 def killed(case, h5, frames: int, after: float = 0.0) -> bool:
     """`rodsim run case --vtk` SIGKILLed once `frames` frames are on disk and `after` seconds
     have passed since its first (conditions, not a fixed wait: the same kill on a busy or an
@@ -179,12 +190,7 @@ def test_the_series_is_exact_after_a_lagging_index_and_missing_frames(tmp_path):
     h5 = tmp_path / "r.h5"
     # the restart state is saved once a second: 1.5 s on, it is past frame 0
     was_killed = killed(case, h5, frames=2, after=1.5)
-    pvd = tmp_path / "r.pvd"
-    lines = pvd.read_text().splitlines(keepends=True)
-    datasets = [i for i, line in enumerate(lines) if "<DataSet" in line]
-    pvd.write_text("".join(lines[: datasets[0] + 1] + lines[datasets[-1] + 1 :]))
-    for vtu in sorted((tmp_path / "r_vtk").glob("r_*.vtu"))[1:]:
-        vtu.unlink()
+    damage_series(tmp_path)
     res = subprocess.run(
         [sys.executable, "-m", "rodsim.cli", "run", str(case), "--restart", str(h5), "-q"],
         capture_output=True,
@@ -233,12 +239,7 @@ def test_a_restart_with_no_frame_left_mends_the_series(tmp_path):
     case.write_text(CASE.replace("t_end: 80", "t_end: 5"))
     h5 = tmp_path / "r.h5"
     api.run_case(case, h5)
-    pvd = tmp_path / "r.pvd"
-    lines = pvd.read_text().splitlines(keepends=True)
-    datasets = [i for i, line in enumerate(lines) if "<DataSet" in line]
-    pvd.write_text("".join(lines[: datasets[0] + 1] + lines[datasets[-1] + 1 :]))
-    for vtu in sorted((tmp_path / "r_vtk").glob("r_*.vtu"))[1:]:
-        vtu.unlink()
+    damage_series(tmp_path)
     put_user_files(tmp_path)
     api.run_case(case, restart=h5)
     exact(h5)
