@@ -110,16 +110,40 @@ KINDS = {
 }
 
 
+def _side_files(mesh: Path, depth: int = 8) -> list[Path]:
+    """The files a mesh file points to, and those they point to (rodsim.mesh.read.side_files),
+    resolved; none where it cannot be read (reading the mesh will say why)."""
+    from rodsim.mesh.read import side_files
+
+    found, todo = [], [(mesh, 0)]
+    while todo:
+        path, level = todo.pop()
+        try:
+            sides = side_files(path, path.read_bytes())
+        except OSError:
+            continue
+        for side in (p.resolve() for p in sides):
+            if side not in found and level < depth:
+                found.append(side)
+                todo.append((side, level + 1))
+    return found
+
+
 def reads_of(case) -> dict:
-    """{resolved path: what it is} of every file a case reads: the case file, its mesh files,
-    the results files of initial.from and imperfection.from, initial.shape files."""
+    """{resolved path: what it is} of every file a case reads: the case file, its mesh files
+    and the data files they point to (an XDMF mesh's HDF5 heavy data, which may be a results
+    file: rodsim export --format xdmf), the results files of initial.from and
+    imperfection.from, initial.shape files."""
     from rodsim.case.settings import FilePart, ShapeFile
 
     found = {case.path.resolve(): "the case file"}
     s = case.settings
     for spec in s.mesh:
         if isinstance(spec, FilePart):
-            found[case.resolve(spec.file).resolve()] = f"the mesh file {spec.file}"
+            mesh = case.resolve(spec.file).resolve()
+            found[mesh] = f"the mesh file {spec.file}"
+            for side in _side_files(mesh):
+                found.setdefault(side, f"a data file of the mesh file {spec.file}")
     named = [("initial.from", s.initial.from_)]
     named += [("imperfection.from", s.imperfection.from_ if s.imperfection else None)]
     named += [("initial.shape", e.file) for e in s.initial.shape if isinstance(e, ShapeFile)]

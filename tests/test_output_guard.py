@@ -204,3 +204,29 @@ def test_a_validation_report_never_replaces_a_users_readme(tmp_path):
     (tmp_path / "README.md").unlink()
     (tmp_path / "rollup.png").write_bytes(NOTES)
     _refused(tmp_path, args, "rollup.png", "is not a PNG picture")
+
+
+def test_a_run_never_writes_over_the_data_of_its_xdmf_mesh(tmp_path):
+    """An XDMF mesh's heavy data may be a rodsim results file (rodsim export --format xdmf
+    points at it): -o onto it is refused as an input of the case, not taken for results."""
+    import meshio
+    import numpy as np
+
+    from rodsim.case.load import load_case
+
+    points = np.column_stack([np.linspace(0, 1, 5), np.zeros(5), np.zeros(5)])
+    mesh = meshio.Mesh(points, [("line", np.array([[i, i + 1] for i in range(4)]))])
+    meshio.xdmf.write(tmp_path / "beam.xdmf", mesh, data_format="HDF", compression=None)
+    (data,) = tmp_path.glob("*.h5")
+    case = tmp_path / "case.yaml"
+    text = small_cantilever().replace(
+        "  - rod: {name: beam, from: [0, 0, 0], to: [1, 0, 0], elements: 4, section: s}",
+        "  - {file: beam.xdmf, name: beam, section: s, up: [0, 0, 1]}",
+    )
+    text = text.replace("beam.start", "root").replace("beam.end", "tip")
+    text += "sets:\n  root: {near: [0, 0, 0]}\n  tip: {near: [1, 0, 0]}\n"
+    case.write_text(text)
+    reads = output_guard.reads_of(load_case(case))
+    assert reads[data.resolve()] == "a data file of the mesh file beam.xdmf"
+    args = ["run", str(case), "-o", str(data), "-q", "--no-vtk"]
+    _refused(tmp_path, args, "a data file of the mesh file beam.xdmf", "-o")

@@ -15,8 +15,9 @@ an Abaqus .inp (as meshio looks for them: from the current folder, else the .inp
 import functools
 import hashlib
 import json
-import re
 from pathlib import Path
+
+from rodsim.mesh.read import side_files
 
 DIGITS = 16  # hex digits of the name: 64 bits
 DEPTH = 8  # side files of side files (an .inp including an .inp ...): more is a loop
@@ -58,34 +59,6 @@ def files_read(data, folder: Path) -> list[tuple[str, Path]]:
 
     walk(data)
     return sorted(set(found))
-
-
-# <DataItem ... Format="HDF" ...> data.h5:/group/points </DataItem>; attributes in any order
-_DATA_ITEM = re.compile(rb"<DataItem\b([^>]*)>([^<]*)</DataItem>", re.IGNORECASE)
-_FORMAT = re.compile(rb"""\bFormat\s*=\s*["']([A-Za-z]+)["']""")
-_INCLUDE = re.compile(rb"^\*\s*INCLUDE\b[^\n]*?=([^\n]*)$", re.IGNORECASE | re.MULTILINE)
-
-
-def side_files(path: Path, text: bytes) -> list[Path]:
-    """The files a mesh file points to, as meshio reads them: an XDMF file's HDF5 heavy data
-    (relative to the .xdmf) and Binary data (as written: meshio opens it from the current
-    folder); an Abaqus .inp's *INCLUDE files (from the current folder, else the .inp's)."""
-    suffix = path.suffix.lower()
-    out = []
-    if suffix in (".xdmf", ".xmf"):
-        for attributes, body in _DATA_ITEM.findall(text):
-            fmt = _FORMAT.search(attributes)
-            kind = fmt.group(1).upper() if fmt else b"XML"
-            name = body.strip().decode("utf-8", "replace")
-            if kind == b"HDF" and ":" in name:
-                out.append(path.parent / name.split(":")[0])
-            elif kind == b"BINARY" and name:
-                out.append(Path(name))
-    elif suffix == ".inp":
-        for name in _INCLUDE.findall(text):
-            p = Path(name.strip().decode("utf-8", "replace"))
-            out.append(p if p.exists() else path.parent / p)
-    return out
 
 
 def run_hash(case) -> tuple[str, str]:
