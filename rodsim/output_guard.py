@@ -113,11 +113,13 @@ KINDS = {
 def _side_files(mesh: Path, depth: int = 8) -> list[Path]:
     """The files a mesh file points to, and those they point to (rodsim.mesh.read.side_files),
     resolved; none where it cannot be read (reading the mesh will say why)."""
-    from rodsim.mesh.read import side_files
+    from rodsim.mesh.read import POINTING, side_files
 
     found, todo = [], [(mesh, 0)]
     while todo:
         path, level = todo.pop()
+        if path.suffix.lower() not in POINTING:  # no need to read a large mesh file through
+            continue
         try:
             sides = side_files(path, path.read_bytes())
         except OSError:

@@ -281,13 +281,16 @@ _FORMAT = re.compile(rb"""\bFormat\s*=\s*["']([A-Za-z]+)["']""")
 _INCLUDE = re.compile(rb"^\*\s*INCLUDE\b[^\n]*?=([^\n]*)$", re.IGNORECASE | re.MULTILINE)
 
 
+POINTING = (".xdmf", ".xmf", ".inp")  # the mesh formats whose files name other files
+
+
 def side_files(path: Path, text: bytes) -> list[Path]:
     """The files a mesh file points to, as meshio reads them: an XDMF file's HDF5 heavy data
     (relative to the .xdmf) and Binary data (as written: meshio opens it from the current
     folder); an Abaqus .inp's *INCLUDE files (from the current folder, else the .inp's)."""
     suffix = path.suffix.lower()
     out = []
-    if suffix in (".xdmf", ".xmf"):
+    if suffix in POINTING[:2]:
         for attributes, body in _DATA_ITEM.findall(text):
             fmt = _FORMAT.search(attributes)
             kind = fmt.group(1).upper() if fmt else b"XML"
