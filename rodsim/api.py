@@ -20,6 +20,7 @@ from rodsim.integrators import modal
 from rodsim.results import Results, from_frames, read_results
 from rodsim.run import Prepared, Result
 from rodsim.sequence import EigenResult
+from rodsim.terms.user import user_term
 
 __all__ = [
     "buckling",
@@ -33,6 +34,7 @@ __all__ = [
     "run_case",
     "run_in_memory",
     "summary",
+    "user_term",
 ]
 
 Progress = Callable[[float, int, int], None]  # (time, steps done, steps in all)
@@ -67,25 +69,26 @@ def _virtual(folder, name: str) -> Path:
     return Path.cwd() / f"{name}.yaml" if folder is None else Path(folder) / f"{name}.yaml"
 
 
-def prepare(case, overrides=(), *, max_memory: int | None = None) -> Prepared:
+def prepare(case, overrides=(), *, max_memory: int | None = None, terms=()) -> Prepared:
     """Validate a case and build its model and plan (rodsim.run.Prepared: case, setup with the
     model and mesh, plan with dt and the step counts, memory estimate). case: a path or a
     Case; overrides are added. ResourceError if the estimated memory exceeds max_memory
-    (bytes; default what the machine has available)."""
+    (bytes; default what the machine has available). terms: user terms (rodsim.user_term,
+    docs/python.md "Your own force terms") added to the model, also to a prepared case."""
     if isinstance(case, Prepared):
         if overrides:
             raise CaseError(
                 "a prepared case takes no more overrides; give them to rodsim.prepare",
                 key="--set",
             )
-        return case
-    return runner.prepare(case, overrides, max_memory)
+        return runner.with_terms(case, terms)
+    return runner.prepare(case, overrides, max_memory, terms)
 
 
-def check(case, overrides=(), *, max_memory: int | None = None) -> str:
+def check(case, overrides=(), *, max_memory: int | None = None, terms=()) -> str:
     """What ``rodsim check`` prints before "ok": the model summary (nodes, elements, loads,
     masses, solver, time step, frames, memory) and the node sets. Raises as prepare."""
-    prep = prepare(case, overrides, max_memory=max_memory)
+    prep = prepare(case, overrides, max_memory=max_memory, terms=terms)
     return summary(prep) + f"\nsets      {', '.join(sorted(prep.setup.mesh.sets))}"
 
 
@@ -99,6 +102,7 @@ def run_case(
     max_memory: int | None = None,
     handle_signals: bool = True,
     restart=None,
+    terms=(),
 ) -> Result:
     """Run a case as ``rodsim run`` does, writing the results file (output; default
     <case stem>.h5 next to the case) and, with vtk (default: the case's output.vtk), the
@@ -106,18 +110,24 @@ def run_case(
     results file of the case to continue (as ``rodsim run --restart``, docs/restart.md). Returns
     rodsim.run.Result (path, frames, steps, wall time, last frame); read the file with
     read_results. Errors as docs/running.md describes: CaseError, NumericalError,
-    ResourceError, Interrupted (a signal, with handle_signals in the main thread)."""
-    prep = prepare(case, overrides, max_memory=max_memory)
+    ResourceError, Interrupted (a signal, with handle_signals in the main thread). terms: user
+    terms (rodsim.user_term) added to the model."""
+    prep = prepare(case, overrides, max_memory=max_memory, terms=terms)
     return runner.execute(prep, output, vtk, progress, handle_signals, restart)
 
 
 def run_in_memory(
-    case, *, overrides=(), progress: Progress | None = None, max_memory: int | None = None
+    case,
+    *,
+    overrides=(),
+    progress: Progress | None = None,
+    max_memory: int | None = None,
+    terms=(),
 ) -> Results:
     """Run a case as ``rodsim run`` does, keeping its frames in memory instead of writing
     files: the Results equal those read_results reads from the file the run would write.
-    NumericalError loses the frames (run_case keeps them in its file)."""
-    prep = prepare(case, overrides, max_memory=max_memory)
+    NumericalError loses the frames (run_case keeps them in its file). terms: user terms."""
+    prep = prepare(case, overrides, max_memory=max_memory, terms=terms)
     frames, eigen = [], None
     for f in runner.frames(prep, progress):
         if isinstance(f, EigenResult):  # the result, after the frames
@@ -129,13 +139,15 @@ def run_in_memory(
     return from_frames(frames, prep.setup.mesh, c.settings.title, c.text, c.overrides, units, eigen)
 
 
-def modes(case, overrides=(), *, count: int = 10, about: str | None = None, max_memory=None):
+def modes(
+    case, overrides=(), *, count: int = 10, about: str | None = None, max_memory=None, terms=()
+):
     """The `count` lowest natural modes of a case (docs/modal.md): about its equilibrium at
     the full load (an equilibrium case, after its load steps; the default for one) or about
     the reference ("reference"; the default for a dynamic case, its loads at t = 0 in the
     tangent). At most as many modes as free degrees of freedom less one. Returns
-    rodsim.integrators.modal.Modes."""
-    prep = prepare(case, overrides, max_memory=max_memory)
+    rodsim.integrators.modal.Modes. terms: user terms."""
+    prep = prepare(case, overrides, max_memory=max_memory, terms=terms)
     s = prep.case.settings.solver
     about = about or ("equilibrium" if s.static else "reference")
     if about not in ("reference", "equilibrium"):
@@ -154,12 +166,14 @@ def modes(case, overrides=(), *, count: int = 10, about: str | None = None, max_
     return modal.modes(free, s.group, x, rot, quat, count, load)
 
 
-def buckling(case, overrides=(), *, count: int = 5, about: str = "reference", max_memory=None):
+def buckling(
+    case, overrides=(), *, count: int = 5, about: str = "reference", max_memory=None, terms=()
+):
     """Linear buckling load factors and modes of a case's loads (docs/modal.md, "Buckling")
     about its reference ("reference") or about its equilibrium at load multiplier 1 (a
     preload, "equilibrium", after its load steps); the factors multiply the case's loads.
-    Returns rodsim.integrators.modal.Buckling."""
-    prep = prepare(case, overrides, max_memory=max_memory)
+    Returns rodsim.integrators.modal.Buckling. terms: user terms."""
+    prep = prepare(case, overrides, max_memory=max_memory, terms=terms)
     s = prep.case.settings.solver
     if not s.static:
         raise CaseError(

@@ -2,14 +2,14 @@
 model, its loads (per entry, with groups and factors), masses, the solver and each analysis
 step's plan, stresses, units and the estimates; and the reaction totals after a run."""
 
-import dataclasses
-
 import numpy as np
 
 from rodsim import estimates, resources, solvers
 from rodsim.case.settings import GravityLoad
 from rodsim.integrators.planning import split_steps
+from rodsim.model import variants
 from rodsim.model.forces import load_totals
+from rodsim.terms import GROUND, INTERNAL, TERMS
 from rodsim.writers.frame import Frame, written
 
 
@@ -29,16 +29,12 @@ def summary(prep) -> str:
     mesh = prep.setup.mesh
     lines = [
         f"case      {prep.case.path}" + (f"  ({d.title})" if d.title else ""),
-        f"model     {m.n_nodes} nodes, {m.n_elements} rod elements, "
-        + (f"{m.n_plates} plate elements, " if m.n_plates else "")
+        f"model     {m.n_nodes} nodes, "
+        + "".join(f"{c}, " for c in counts(m, INTERNAL))
         + f"{len(mesh.part_names)} parts, {len(set(mesh.section_names))} sections, "
         f"mass {m.mass.sum():.6g}",
         f"supports  {int(m.fixed.any(axis=1).sum())} nodes with fixed dofs"
-        + (
-            f", {len(np.unique(m.supports.node))} on elastic supports"
-            if len(m.supports.node)
-            else ""
-        ),
+        + "".join(f", {c}" for c in counts(m, GROUND)),
         _loads_line(prep),
         _masses_line(prep),
     ]
@@ -58,6 +54,18 @@ def summary(prep) -> str:
     if prep.overrides:
         lines.append("overrides " + ", ".join(prep.overrides))
     return "\n".join(lines)
+
+
+def counts(model, role: int) -> list[str]:
+    """The summary's counts of the terms of `role` ("4 rod elements", "2 on elastic
+    supports"): each term's `count`, in TERMS order, those with nothing to say left out."""
+    out = []
+    for term in TERMS:
+        if term.count is not None and term.role & role:
+            text = term.count(term.arrays(model))
+            if text:
+                out.append(text)
+    return out
 
 
 def _stress_line(prep) -> list[str]:
@@ -98,30 +106,12 @@ def _loads_line(prep) -> str:
     for i, (spec, rows) in enumerate(zip(d.loads, prep.setup.load_rows, strict=True)):
         if isinstance(spec, GravityLoad):
             continue
-        f, mo, _ = load_totals(_only(m, rows).terms, m.x0, m.rot0, t)
+        f, mo, _ = load_totals(variants.entry_loads(m, rows).terms, m.x0, m.rot0, t)
         group = f" ({spec.group} x {rows.factor:g})" if spec.group is not None else ""
         line += (
             f"\n  loads[{i}] on {spec.set}{group}: force {vector_text(f)}, moment {vector_text(mo)}"
         )
     return line
-
-
-def _only(model, rows):
-    """The model with only the load rows of one `loads:` entry (no gravity)."""
-    ld = model.loads
-    nodal = np.zeros(len(ld.node), dtype=bool)
-    for r in (rows.nodal, rows.edge, *(d[0] for d in rows.distributed.values())):
-        nodal[r] = True
-    pressed = np.zeros(len(ld.pressure_el), dtype=bool)
-    pressed[rows.pressure] = True
-    mask = nodal[:, None]
-    only = ld._replace(
-        force=np.where(mask, ld.force, 0.0),
-        moment=np.where(mask, ld.moment, 0.0),
-        pressure=np.where(pressed, ld.pressure, 0.0),
-        gravity=np.zeros(3),
-    )
-    return dataclasses.replace(model, loads=only)
 
 
 def _masses_line(prep) -> str:

@@ -1,11 +1,11 @@
 """Changing a running model's loads and prescribed motions between steps (rodsim.Simulation).
 
-A control writes into the arrays that the compiled kernels read (the model's packed loads,
-rodsim.model.loads.LoadArrays, held by the force terms; its packed prescribed motions,
-rodsim.model.prescribed.PrescribedArrays), in place: they are never replaced, so the kernels
-see the new values at their next call and nothing is recompiled. Each control owns the rows
-of one case entry (rodsim.case.model.LoadRows, Setup.motion_rows). A value set replaces the
-entry's value as the case gives it; the entry's time function still multiplies it
+A control writes into the simulation's Inputs (rodsim.state.Inputs): the arrays that the
+compiled kernels read (the load terms' inputs, Term.inputs: nodal force and moment rows,
+gravity, pressure; the prescribed motions' u and theta), in place: they are never replaced,
+so the kernels see the new values at their next call and nothing is recompiled. Each control
+owns the rows of one case entry (rodsim.case.model.LoadRows, Setup.motion_rows). A value set
+replaces the entry's value as the case gives it; the entry's time function still multiplies it
 (docs/python.md, "Loads and motions from Python").
 """
 
@@ -47,13 +47,13 @@ class LoadControl:
     (give the case the key, with zeros, to control it). `changed` is called after every
     change."""
 
-    def __init__(self, index: int, spec: dict, rows: LoadRows, loads, changed: Callable):
+    def __init__(self, index: int, spec: dict, rows: LoadRows, loads: dict, changed: Callable):
         self.index = index
         self.set = spec.set
         self.follower = bool(spec.follower)
         self._rows = rows
         self._nodal_rows = _span(rows.nodal)
-        self._loads = loads
+        self._loads = loads  # input name -> array: force, moment (K,3), pressure
         self._changed = changed
         # the values as the model applies them: times the entry's group factor
         factor = rows.factor
@@ -79,23 +79,23 @@ class LoadControl:
     @property
     def force(self) -> np.ndarray:
         """(3,) force at each node of the set."""
-        return self._loads.force[self._nodal("force")[0]].copy()
+        return self._loads["force"][self._nodal("force")[0]].copy()
 
     @force.setter
     def force(self, value) -> None:
         self._nodal("force")
-        self._loads.force[self._nodal_rows] = finite_vector(value, self._key("force"))
+        self._loads["force"][self._nodal_rows] = finite_vector(value, self._key("force"))
         self._changed()
 
     @property
     def moment(self) -> np.ndarray:
         """(3,) moment at each node of the set."""
-        return self._loads.moment[self._nodal("moment")[0]].copy()
+        return self._loads["moment"][self._nodal("moment")[0]].copy()
 
     @moment.setter
     def moment(self, value) -> None:
         self._nodal("moment")
-        self._loads.moment[self._nodal_rows] = finite_vector(value, self._key("moment"))
+        self._loads["moment"][self._nodal_rows] = finite_vector(value, self._key("moment"))
         self._changed()
 
     @property
@@ -111,7 +111,7 @@ class LoadControl:
             self._missing("edge_force")
         v = np.array(finite_vector(value, self._key("edge_force")))
         # as the case builds them: each node's edge length times the force per length
-        self._loads.force[self._rows.edge] = self._rows.edge_length[:, None] * v
+        self._loads["force"][self._rows.edge] = self._rows.edge_length[:, None] * v
         self._edge_force = v
         self._changed()
 
@@ -139,7 +139,7 @@ class LoadControl:
         v = np.array(finite_vector(value, self._key(name)))
         rows, maps, target = self._rows.distributed[name]
         # lumped as the case lumps it (rodsim.mesh.distributed): each row's map times v
-        getattr(self._loads, target)[rows] = maps @ v
+        self._loads[target][rows] = maps @ v
         self._spread[name] = v
         self._changed()
 
@@ -148,14 +148,14 @@ class LoadControl:
         """Pressure on the set's plate elements."""
         if len(self._rows.pressure) == 0:
             self._missing("pressure")
-        return float(self._loads.pressure[self._rows.pressure[0]])
+        return float(self._loads["pressure"][self._rows.pressure[0]])
 
     @pressure.setter
     def pressure(self, value) -> None:
         if len(self._rows.pressure) == 0:
             self._missing("pressure")
         v = finite(value, self._key("pressure"))
-        self._loads.pressure[self._rows.pressure] = v
+        self._loads["pressure"][self._rows.pressure] = v
         self._changed()
 
     def _missing(self, name: str):
@@ -171,11 +171,12 @@ class MotionControl:
     and rotation vector theta (rad, global axes; Lambda = exp(f(t) theta) Lambda0). A new value
     is reached at the end of the next step (the node moves to it over that step)."""
 
-    def __init__(self, index: int, spec: dict, rows: np.ndarray, motions):
+    def __init__(self, index: int, spec: dict, rows: np.ndarray, motions, amplitudes: dict):
         self.index = index
         self.set = spec.set
         self._rows = rows
-        self._motions = motions
+        self._motions = motions  # the packed motions: which components are prescribed
+        self._amplitudes = amplitudes  # Inputs.prescribed: u, theta (K,3), written
 
     def __repr__(self) -> str:
         return f"<MotionControl boundary[{self.index}] on {self.set!r}>"
@@ -187,8 +188,8 @@ class MotionControl:
     def displacement(self) -> tuple:
         """(ux, uy, uz), None for a component the entry leaves free."""
         a = self._rows[0]
-        m = self._motions
-        return tuple(float(m.u[a, i]) if m.translate[a, i] else None for i in range(3))
+        u, held = self._amplitudes["u"], self._motions.translate
+        return tuple(float(u[a, i]) if held[a, i] else None for i in range(3))
 
     @displacement.setter
     def displacement(self, value: Sequence) -> None:
@@ -204,18 +205,18 @@ class MotionControl:
             raise CaseError(f"the case leaves {free} free here; give None for it", key=key)
         u = finite_vector([0.0 if c is None else c for c in value], key)
         for i in np.flatnonzero(given):
-            self._motions.u[self._rows, i] = u[i]
+            self._amplitudes["u"][self._rows, i] = u[i]
 
     @property
     def rotation(self) -> np.ndarray:
         """(3,) rotation vector theta."""
         self._rotating()
-        return self._motions.theta[self._rows[0]].copy()
+        return self._amplitudes["theta"][self._rows[0]].copy()
 
     @rotation.setter
     def rotation(self, value) -> None:
         self._rotating()
-        self._motions.theta[self._rows] = finite_vector(value, self._key("rotation"))
+        self._amplitudes["theta"][self._rows] = finite_vector(value, self._key("rotation"))
 
     def _rotating(self) -> None:
         if not self._motions.rotate[self._rows[0]]:
@@ -255,8 +256,11 @@ class Controls:
         raise CaseError(self._reasons.get(key, "no such entry"), key=where)
 
 
-def load_controls(data: dict, rows: Sequence[LoadRows], loads, changed: Callable) -> Controls:
-    """The LoadControl of every `loads:` entry but gravity; loads: the model's LoadArrays."""
+def load_controls(data: dict, rows: Sequence[LoadRows], inputs, changed: Callable) -> Controls:
+    """The LoadControl of every `loads:` entry but gravity; inputs: the simulation's
+    rodsim.state.Inputs (the inputs of the load terms: nodal rows and pressure)."""
+    # a `loads:` entry feeds the nodal loads term and the pressure term: its control writes both
+    loads = {**inputs.terms["loads"], **inputs.terms["pressure"]}
     controls, reasons = {}, {}
     for i, (spec, r) in enumerate(zip(data.loads, rows, strict=True)):
         if isinstance(spec, GravityLoad):
@@ -266,8 +270,12 @@ def load_controls(data: dict, rows: Sequence[LoadRows], loads, changed: Callable
     return Controls("loads", controls, reasons)
 
 
-def motion_controls(data: dict, rows: dict, motions) -> Controls:
-    """The MotionControl of every `boundary:` entry that prescribes motion."""
-    controls = {i: MotionControl(i, data.boundary[i], r, motions) for i, r in rows.items()}
+def motion_controls(data: dict, rows: dict, motions, inputs) -> Controls:
+    """The MotionControl of every `boundary:` entry that prescribes motion; motions: the
+    model's packed prescribed motions, inputs: the simulation's rodsim.state.Inputs."""
+    controls = {
+        i: MotionControl(i, data.boundary[i], r, motions, inputs.prescribed)
+        for i, r in rows.items()
+    }
     reasons = {i: "fixed, not prescribed" for i in range(len(data.boundary)) if i not in rows}
     return Controls("boundary", controls, reasons)

@@ -296,11 +296,13 @@ def restart_bytes(mesh: Mesh, kinds) -> int:
     plates: at most 6 pairs per quad)."""
     n = mesh.n_nodes
     blocks = n + 2 * mesh.n_elements + 12 * mesh.n_plates
-    per_node = {"explicit": 18, "implicit": 28, "equilibrium": 16, "buckling": 16, "modal": 16}
+    # explicit: x, rot, p, pi and the forces f, tau the next step starts from
+    per_node = {"explicit": 24, "implicit": 28, "equilibrium": 16, "buckling": 16, "modal": 16}
     per_node["adaptive"] = per_node["implicit"] + 6  # xi_before
-    arrays = {"explicit": 4, "implicit": 6, "equilibrium": 3, "buckling": 3, "modal": 3}
-    arrays["adaptive"] = 9
-    extra = {"adaptive": 36 * blocks + len(CONTROL)}
+    arrays = {"explicit": 7, "implicit": 7, "equilibrium": 3, "buckling": 3, "modal": 3}
+    arrays["adaptive"] = 10
+    # the energy (and the ledger's sums) as scalars
+    extra = {"explicit": 2, "implicit": 2, "adaptive": 2 + 36 * blocks + len(CONTROL)}
     size = {k: 8 * (per_node[k] * n + extra.get(k, 0)) for k in per_node}
     kind = max(kinds, key=lambda k: size.get(k, 0))
     return 2 * (size[kind] + arrays[kind] * RESTART_DATASET_BYTES)

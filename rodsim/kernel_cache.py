@@ -27,6 +27,7 @@ import fcntl
 import hashlib
 import logging
 import os
+import pickle
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,7 +81,21 @@ def active_dir() -> str:
 
 
 class LockedCacheFile(caching.IndexDataCacheFile):
-    """numba's index and data files, safe for processes compiling into one folder at once."""
+    """numba's index and data files, safe for processes compiling into one folder at once,
+    and for an index written by another rodsim version."""
+
+    def _load_index(self):
+        # numba unpickles an index's signatures before it compares the source stamp, so an
+        # index naming a type an older rodsim had (a NamedTuple since removed) raised instead
+        # of counting as stale: read such an index as empty (it is rewritten on the next save)
+        try:
+            return super()._load_index()
+        except (AttributeError, ImportError, EOFError, TypeError, ValueError) as exc:
+            log.debug("kernel cache: stale index %s (%s)", self._index_path, exc)
+            return {}
+        except pickle.UnpicklingError as exc:
+            log.debug("kernel cache: unreadable index %s (%s)", self._index_path, exc)
+            return {}
 
     def save(self, key, data):
         try:

@@ -1,7 +1,8 @@
 """Output records: the one place that turns a model and a state into a Frame (the fields of the
 results file and the ParaView series, docs/results.md): nodal kinematics and momenta, the force
-terms' element fields (rodsim.model.forces.fields), the support reactions
-(rodsim.model.forces.reactions), energies, momenta and the solver's counters.
+terms' element fields and their own datasets (rodsim.model.forces.fields), the support reactions
+(rodsim.model.forces.reactions), energies and the energy ledger (rodsim.integrators.ledger),
+momenta and the solver's counters.
 """
 
 import dataclasses
@@ -9,6 +10,7 @@ import math
 
 import numpy as np
 
+from rodsim.integrators import ledger
 from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.lie.arrays import relative_quaternions
 from rodsim.model import forces
@@ -21,6 +23,7 @@ from rodsim.results_format import (
     POINT_STRESS,
     ROD_STRESS,
     RODS,
+    TERM_FRAME_DATASETS,
     concrete_shape,
 )
 from rodsim.writers.frame import Frame, Unwritten
@@ -62,13 +65,15 @@ def _rotations(model, rot) -> np.ndarray:
 
 def _fields(model, x, rot, with_energy: bool = False, chosen=None) -> dict:
     """The element fields of a state: resultants (rodsim.model.forces.fields) and the stresses
-    recovered from them (rodsim.model.stress), when the model has stress tables; chosen: the
-    datasets output.fields keeps (rodsim.results_format.chosen_datasets; None: all): the
-    stresses are recovered only if one is kept, the resultants only if one of them or a
-    stress is (or the energy is wanted)."""
+    recovered from them (rodsim.model.stress), when the model has stress tables, and the
+    terms' own datasets ("terms", Frame.terms); chosen: the datasets output.fields keeps
+    (rodsim.results_format.chosen_datasets; None: all): the stresses are recovered only if
+    one is kept, the resultants only if one of them or a stress is (or the energy is
+    wanted); the terms' own datasets always (a few values per entry, and their mesh datasets
+    go with every frame)."""
     stresses = model.stress is not None and _wants(chosen, _STRESSES)
     if not (with_energy or stresses or _wants(chosen, _RESULTANTS)):
-        return {}
+        return forces.fields(model.terms, x, rot, own_only=True)
     out = forces.fields(model.terms, x, rot, with_energy)
     if stresses:
         out.update(stress_fields(model.stress, out))
@@ -104,6 +109,10 @@ def _frame(model, chosen, **values) -> Frame:
             if d.path in chosen:
                 continue
             values[d.source] = Unwritten(d.path) if _has(model, d) else _absent(d)
+        terms = values.get("terms", {})
+        for d in TERM_FRAME_DATASETS:  # all choosable; only those the model has are there
+            if d.path in terms and d.path not in chosen:
+                terms[d.path] = Unwritten(d.path)
     return Frame(**values)
 
 
@@ -136,6 +145,7 @@ def dynamic_frame(run, dt: float, chosen=None) -> Frame:
         external=diag.external,
         total_linear=np.asarray(diag.linear_momentum, dtype=float),
         total_angular=np.asarray(diag.angular_momentum, dtype=float),
+        **ledger.values(run, diag.kinetic, diag.internal, diag.external),
         dt=dt,
         iterations=float(run.max_iterations),
         residual=getattr(run, "residual", math.nan),
@@ -174,6 +184,7 @@ def static_frame(
         external=external,
         total_linear=np.zeros(3),
         total_angular=np.zeros(3),
+        **ledger.static_values(),
         dt=math.nan if step is None else step.h,  # inf: Newton
         iterations=0.0 if step is None else float(step.iterations),
         residual=0.0 if step is None else step.residual,

@@ -14,15 +14,19 @@ at it, so a crash while one is written leaves the other, an older state. Per slo
   load multiplier; dynamic: NaN), ``total`` (total time at the step's start), ``every``
   (time steps between frames; equilibrium: 1), ``frame`` (the index of the frame written
   with it);
-- datasets: ``x`` (N,3), ``rot`` (N,3,3) rotation matrices (columns d1 d2 d3), and per kind
-  ``p``, ``pi`` (N,3) spatial momenta (explicit, implicit), ``quat`` (N,4) the solver's own
-  quaternions (implicit, equilibrium), ``xi`` (N,6) the last step velocity, Newton's first
-  guess (implicit), with adaptive steps ``xi_before`` (N,6) and ``control`` (the controller's
-  scalars, CONTROL), ``last`` (N,3) the last path step's translations (path following, whose
-  ``t0`` is the arc length travelled and ``dt`` the next step's length).
-
-Later physics with state of its own (friction history, bodies, joint multipliers) add their
-arrays to the slot under their own names.
+- datasets: the arrays of the solver's State (rodsim.state) by their names, walked from it:
+  ``x`` (N,3), ``rot`` (N,3,3) rotation matrices (columns d1 d2 d3), and per kind ``p``,
+  ``pi`` (N,3) spatial momenta (explicit, implicit), ``f``, ``tau`` (N,3) the forces the next
+  explicit step starts from and ``energy`` (2,) (explicit, implicit; older files lack them:
+  recomputed), ``quat`` (N,4) the solver's own quaternions (implicit, equilibrium), ``xi``
+  (N,6) the last step velocity, Newton's first guess (implicit), with adaptive steps
+  ``xi_before`` (N,6), ``control`` (the controller's scalars, CONTROL) and ``jacobian``,
+  ``last`` (N,3) the last path step's translations (path following, whose ``t0`` is the arc
+  length travelled and ``dt`` the next step's length);
+- the group ``terms/<term>/<field>``: the state of each term that has one (plastic slip ...),
+  written and read field by field without a list here (rodsim.state.State.terms), checked
+  against the case's model (check_terms); ``ledger_<name>`` the energy ledger's sums
+  (rodsim.integrators.ledger.STATE), checked against the run's ledger when it resumes.
 """
 
 import math
@@ -31,7 +35,9 @@ from typing import NamedTuple
 import h5py
 import numpy as np
 
+from rodsim import state as states
 from rodsim.errors import CaseError
+from rodsim.state import CONTROL, INTEGERS, OPTIONAL, TERMS_GROUP
 
 GROUP = "restart"
 SLOTS = ("slot0", "slot1")
@@ -40,27 +46,15 @@ ARRAYS = {
     "implicit": ("x", "rot", "p", "pi", "quat", "xi"),
     "equilibrium": ("x", "rot", "quat"),
 }
-DESCRIPTIONS = {
-    "x": "(N,3) node positions",
-    "rot": "(N,3,3) nodal rotation matrices, columns d1 d2 d3",
-    "p": "(N,3) spatial linear momenta",
-    "pi": "(N,3) spatial angular momenta",
-    "quat": "(N,4) the solver's unit quaternions of rot (w, x, y, z)",
-    "xi": "(N,6) the last step's body velocity, Newton's first guess of the next step",
-    "xi_before": "(N,6) adaptive steps: the step velocity of the step before the last",
-    "control": "adaptive steps: the controller's state (rodsim.restart.CONTROL)",
-    "jacobian": "adaptive steps: the Jacobian held (B,6,6), its BSR blocks",
-}
-# the adaptive controller's scalars, in the order of the array `control`
-CONTROL = (
-    "h", "h_last", "h_before", "known", "energy_error", "energy_max", "kinetic", "internal",
-    "accepted", "rejected", "partial", "h_jacobian",
-)  # fmt: skip
-INTEGERS = ("known", "accepted", "rejected")
+# the solver's arrays (rodsim.state.ARRAYS) and their descriptions; a term's fields are
+# described generically (TERM_DESCRIPTION)
+DESCRIPTIONS = {k: v[1] for k, v in states.ARRAYS.items()}
+TERM_DESCRIPTION = "the state of the term {term}: its field {field} (rodsim.terms.{term})"
 
 
 class RestartState(NamedTuple):
-    """A solver's raw state at a frame (see the module docstring for each field)."""
+    """A solver's raw state at a frame (see the module docstring for each field): arrays are
+    its State's (rodsim.state.State.arrays), by name."""
 
     kind: str
     step: int
@@ -73,41 +67,39 @@ class RestartState(NamedTuple):
     every: int = 1
     frame: int = -1
 
+    def state(self) -> states.State:
+        """The State it holds (rodsim.state.from_arrays)."""
+        kind = self.kind  # "handed" (rodsim.solvers): the kind its arrays are of
+        if kind not in ARRAYS:
+            a = self.arrays
+            kind = "implicit" if "xi" in a else "explicit" if "p" in a else "equilibrium"
+        return states.from_arrays(kind, self.arrays, self.t0, self.count, self.dt, self.load)
+
+
+def of_state(s: states.State, every: int = 1) -> RestartState:
+    """The restart state of a State, writing a frame every `every` steps (step and total: 0,
+    set by the analysis-step sequence, rodsim.sequence); its arrays float64 copies where they
+    are the solver's, a term's as the term holds them."""
+    arrays = {
+        k: np.array(v, dtype=float) if k in DESCRIPTIONS else np.array(v)
+        for k, v in s.arrays().items()
+    }
+    return RestartState(
+        s.kind, 0, int(s.count), float(s.t0), float(s.dt), float(s.load), 0.0, arrays, int(every)
+    )
+
 
 def of_dynamic(run, kind: str, every: int) -> RestartState:
     """The state of a running explicit (dynamics.Explicit) or implicit (implicit.Implicit)
-    integration, copied, writing a frame every `every` steps (step and total: 0, set by the
-    analysis-step sequence, rodsim.sequence)."""
-    st = run.state
-    arrays = {"x": st.x, "rot": st.rot, "p": st.p, "pi": st.pi}
-    dt = run.settings.dt if kind == "explicit" else run.dt
-    if kind == "implicit":
-        arrays |= {"quat": run.quat, "xi": run.xi}
-        c = run.control
-        if c is not None:
-            arrays |= {
-                "xi_before": c.xi_before,
-                "control": np.array([float(_control_value(c, k)) for k in CONTROL]),
-                "jacobian": run.solver.data,
-            }
-    return RestartState(
-        kind,
-        0,
-        int(run.step),
-        float(run.t0),
-        float(dt),
-        float("nan"),
-        0.0,
-        {k: np.array(v, dtype=float) for k, v in arrays.items()},
-        int(every),
-    )
+    integration, copied, writing a frame every `every` steps."""
+    of = states.of_explicit if kind == "explicit" else states.of_implicit
+    return of_state(of(run), every)
 
 
 def partial(state: "RestartState") -> float:
     """Adaptive steps: the time past the frame grid a state was saved at (a stop request
     between frames), else 0."""
-    control = state.arrays.get("control") if state.arrays else None
-    return float(control[CONTROL.index("partial")]) if control is not None else 0.0
+    return states.partial(state.arrays) if state.arrays else 0.0
 
 
 def steps_taken(state: "RestartState | None") -> int:
@@ -121,49 +113,9 @@ def steps_taken(state: "RestartState | None") -> int:
     return int(state.count)
 
 
-def _control_value(control, name: str) -> float:
-    return control.linear.h if name == "h_jacobian" else getattr(control, name)
-
-
-def resume_control(run, state: RestartState) -> None:
-    """Set a running implicit integration's adaptive controller
-    (rodsim.integrators.adaptive.Control) to the state saved in a restart state, its held
-    Jacobian factorised again from the stored blocks: the run goes on bit for bit."""
-    from rodsim.integrators import vi_newton
-
-    a, control = state.arrays, run.control
-    for name, value in zip(CONTROL, a["control"], strict=True):
-        if name == "h_jacobian":
-            control.linear.h = float(value)
-        else:
-            setattr(control, name, int(value) if name in INTEGERS else float(value))
-    control.xi_before[:] = a["xi_before"]
-    if math.isfinite(control.linear.h):
-        if a["jacobian"].shape != run.solver.data.shape:  # blocks of another sparsity
-            raise corrupt(
-                "",
-                "--restart",
-                f"jacobian has shape {a['jacobian'].shape}, expected {run.solver.data.shape}",
-            )
-        if not np.isfinite(a["jacobian"]).all():
-            raise corrupt("", "--restart", "jacobian holds NaN or infinite values")
-        run.solver.data[:] = a["jacobian"]
-        vi_newton.factorise(run.solver, control.linear)
-
-
 def of_equilibrium(eq, count: int) -> RestartState:
     """The state of an equilibrium.Equilibrium after `count` load steps, copied."""
-    arrays = {"x": eq.x, "rot": eq.rot, "quat": eq.quat}
-    return RestartState(
-        "equilibrium",
-        0,
-        int(count),
-        0.0,
-        float(eq.h0),
-        float(eq.load),
-        0.0,
-        {k: np.array(v, dtype=float) for k, v in arrays.items()},
-    )
+    return of_state(states.of_equilibrium(eq, count))
 
 
 def motion(state: RestartState):
@@ -176,6 +128,28 @@ def motion(state: RestartState):
     return x, rot, np.zeros_like(x), np.zeros_like(x)
 
 
+def _datasets(group: h5py.Group) -> dict:
+    """name (relative path) -> item of every dataset under group, and of any other item that
+    is neither a group nor a dataset (a named type: refused as not a dataset)."""
+    found = {}
+
+    def visit(name, item):
+        if not isinstance(item, h5py.Group):
+            found[name] = item
+
+    group.visititems(visit)
+    return found
+
+
+def _description(name: str) -> str:
+    parts = name.split("/")
+    if parts[0] == TERMS_GROUP and len(parts) == 3:
+        return TERM_DESCRIPTION.format(term=parts[1], field=parts[2])
+    if name.startswith(states.LEDGER):
+        return f"the energy ledger's {name[len(states.LEDGER) :]} (rodsim.integrators.ledger)"
+    return DESCRIPTIONS.get(name, "")
+
+
 def write(f: h5py.File, state: RestartState, frame: int) -> None:
     """Write state into the slot that `current` does not name, flush, then point `current` at
     it and flush again (OSError passes through: the caller reports it)."""
@@ -183,14 +157,17 @@ def write(f: h5py.File, state: RestartState, frame: int) -> None:
     current = int(g.attrs.get("current", -1))
     name = SLOTS[1 - current] if current in (0, 1) else SLOTS[0]
     slot = g.require_group(name)
-    for key in list(slot):
-        if key not in state.arrays or slot[key].shape != state.arrays[key].shape:
+    for key, item in _datasets(slot).items():
+        value = state.arrays.get(key)
+        if value is None or item.shape != value.shape or item.dtype != value.dtype:
             del slot[key]  # another kind's arrays (a step of another analysis)
+    for key in [k for k, v in slot.items() if isinstance(v, h5py.Group) and not _datasets(v)]:
+        del slot[key]  # a term's group emptied above
     for key, value in state.arrays.items():
         if key in slot:
             slot[key][...] = value
         else:
-            slot.create_dataset(key, data=value).attrs["description"] = DESCRIPTIONS.get(key, "")
+            slot.create_dataset(key, data=value).attrs["description"] = _description(key)
     attrs = state._replace(frame=frame, arrays=None)._asdict()
     del attrs["arrays"]
     for key, value in attrs.items():
@@ -223,7 +200,7 @@ def read(f: h5py.File, where: str, key: str) -> RestartState:
     kind = str(a.get("kind", ""))
     if kind not in ARRAYS:
         raise corrupt(where, key, f"kind {kind!r} is not one of {', '.join(ARRAYS)}")
-    names = [*ARRAYS[kind], *(k for k in slot if k not in ARRAYS[kind])]
+    names = [*ARRAYS[kind], *(k for k in _datasets(slot) if k not in ARRAYS[kind])]
     arrays = {k: _array(slot, k, where, key) for k in names}
     return RestartState(
         kind,
@@ -239,9 +216,10 @@ def read(f: h5py.File, where: str, key: str) -> RestartState:
 # while a scaled or garbled rotation (whose error is of the order of the scaling) is caught.
 UNIT_TOL = 1e-6
 # the trailing shape of each array per node (N leading), else its whole shape
-PER_NODE = {"x": (3,), "rot": (3, 3), "p": (3,), "pi": (3,), "quat": (4,), "xi": (6,),
-            "xi_before": (6,), "last": (3,)}  # fmt: skip
+PER_NODE = {k: v[0] for k, v in states.ARRAYS.items() if v[0] is not None}
 ADAPTIVE = ("xi_before", "control", "jacobian")
+# a state's arrays that files before layout 1.8 lack, by kind (the solver computes them anew)
+ARRAYS_SINCE = {"explicit": ("f", "tau", "energy"), "implicit": ("energy",)}
 
 
 def corrupt(where: str, key: str, what: str) -> CaseError:
@@ -258,8 +236,8 @@ def _array(slot, name: str, where: str, key: str) -> np.ndarray:
     item = slot.get(name)
     if not isinstance(item, h5py.Dataset):
         raise corrupt(where, key, f"the dataset {name!r} is missing")
-    if name not in DESCRIPTIONS:  # later physics' own arrays, of their own types
-        return item[()]
+    if name not in DESCRIPTIONS:  # a term's state, of its own types: check_terms
+        return np.ascontiguousarray(item[()])
     if item.dtype != np.float64:
         raise corrupt(where, key, f"{name} is of type {item.dtype}, expected float64")
     return np.ascontiguousarray(item[()])
@@ -291,6 +269,9 @@ def check(state: RestartState, where: str, key: str, n_nodes: int, times=None) -
     adaptive = [k for k in ADAPTIVE if k in a]
     if adaptive and (state.kind != "implicit" or len(adaptive) < len(ADAPTIVE)):
         missing += [k for k in ADAPTIVE if k not in a] or ["(none: a dynamic implicit kind)"]
+    optional = [k for k in OPTIONAL if k in ARRAYS_SINCE.get(state.kind, ())]
+    if any(k in a for k in optional):  # older files have none of them
+        missing += [k for k in optional if k not in a]
     if missing:
         raise corrupt(where, key, f"a {state.kind} state lacks {', '.join(missing)}")
     for name, value in a.items():
@@ -310,6 +291,26 @@ def check(state: RestartState, where: str, key: str, n_nodes: int, times=None) -
     return state
 
 
+def check_terms(state: RestartState, terms, where: str, key: str) -> RestartState:
+    """The state's term states (terms/<term>/<field>), checked against the model's terms
+    (rodsim.model.forces.ForceTerms): the same terms with state, fields, shapes and types,
+    finite. CaseError naming key otherwise; a file of a rodsim before term states (layout
+    1.7 or older) holds none, and continues only a model whose terms have none."""
+    saved = state.state().terms
+    what = states.term_mismatch(saved, terms)
+    if what is None:
+        return state
+    if not saved:  # not corrupt: written without term states
+        place = f"{where}: " if where else ""
+        raise CaseError(
+            f"{place}the restart state (restart/) {what} (a results file of layout 1.7 or "
+            "older, or of a case without it, holds no term states); run the case anew "
+            "(without --restart)",
+            key=key,
+        )
+    raise corrupt(where, key, what)
+
+
 def _check_array(name: str, value: np.ndarray, n: int, where: str, key: str) -> None:
     if name in PER_NODE:
         wanted = (n, *PER_NODE[name])
@@ -317,7 +318,9 @@ def _check_array(name: str, value: np.ndarray, n: int, where: str, key: str) -> 
         wanted = (len(CONTROL),)
     elif name == "jacobian":
         wanted = (value.shape[0] if value.ndim == 3 else "B", 6, 6)
-    else:  # later physics' own arrays: checked by their owners
+    elif name == "energy":
+        wanted = (2,)
+    else:  # a term's state: checked against the model (check_terms)
         return
     if value.shape != wanted:
         shape = "(" + ",".join(map(str, wanted)) + ")"

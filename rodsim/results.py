@@ -8,14 +8,21 @@ dataset ``nodes/position`` is ``Results.position`` whichever way the results cam
 
 import dataclasses
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from rodsim.integrators.modal import Buckling, Modes
-from rodsim.results_format import FRAME_DATASETS, MESH_DATASETS, SETS, concrete_shape, sizes_of
+from rodsim.results_format import (
+    FRAME_DATASETS,
+    MESH_DATASETS,
+    SETS,
+    TERM_FRAME_DATASETS,
+    concrete_shape,
+    sizes_of,
+)
 from rodsim.results_reader import (
     LiveFileWarning,
     RunStatus,
@@ -28,6 +35,7 @@ from rodsim.results_reader import (
     read_frame,
     read_live,
     run_status,
+    terms_v1,
     unwritten,
 )
 from rodsim.writers.frame import Frame, Unwritten
@@ -45,8 +53,10 @@ class ResultsMesh(NamedTuple):
     stress recovery points (x2, x3) of each section name (R = 0 without stresses); end_frames
     (E,2,3,3) the reference section frames at the rod element ends (files before layout 1.6:
     the nodes' frames); section_outline (S,B,2) the outline of each section name (B = 0 in
-    files before layout 1.6); plate_thickness (P,) (NaN in files before layout 1.6). Indices
-    count from 0."""
+    files before layout 1.6); plate_thickness (P,) (NaN in files before layout 1.6); terms:
+    the mesh datasets of the model's terms by path ("mesh/connectors" (C,2) the node pairs
+    of the connectors; empty without them, and in files before layout 1.9). Indices count
+    from 0."""
 
     points: np.ndarray
     frames: np.ndarray
@@ -63,6 +73,7 @@ class ResultsMesh(NamedTuple):
     plate_thickness: np.ndarray
     section_names: tuple
     part_names: tuple
+    terms: dict = {}  # noqa: RUF012 - never written to: every ResultsMesh rodsim makes has its own
 
     def elements(self, part: str) -> np.ndarray:
         """The rod elements (indices into conn) of a part."""
@@ -86,7 +97,13 @@ class Results:
     frame (F,): time (equilibrium: the load multiplier), kinetic,
     internal, external, total energies, dt, iterations, residual, off_schedule (int), step
     (int, the analysis step), load_factor, total_time (docs/steps.md);
-    total_linear, total_angular (F,3) momenta. mesh: the ResultsMesh; title, case (the case
+    total_linear, total_angular (F,3) momenta; the energy ledger (docs/results.md, "Energy
+    ledger"; None in files from before it): external_work, support_work, dissipated, balance
+    (F,), dissipated_by_term (F,D). terms: the per-frame datasets of the model's terms by
+    path (docs/results.md): "connectors/force", "connectors/moment", "connectors/elongation",
+    "connectors/rotation", "connectors/slip" (F,C,3), "connectors/work" (F,C) (docs/
+    connectors.md "Output"); empty without connectors and in files before layout 1.9;
+    Unwritten where output.fields left one out. mesh: the ResultsMesh; title, case (the case
     text), overrides (the --set assignments); path and status (rodsim.results_reader.
     RunStatus) for results read from a file, None for results kept in memory; modes and
     buckling: the result of a modal or buckling analysis (docs/modal.md), else None."""
@@ -130,6 +147,11 @@ class Results:
     total_time: np.ndarray
     total_linear: np.ndarray
     total_angular: np.ndarray
+    external_work: np.ndarray | None
+    support_work: np.ndarray | None
+    dissipated: np.ndarray | None
+    dissipated_by_term: np.ndarray | None
+    balance: np.ndarray | None
     title: str = ""
     case: str = ""
     overrides: tuple = ()
@@ -139,6 +161,7 @@ class Results:
     # a modal or buckling analysis' result (rodsim.integrators.modal.Modes, Buckling), or None
     modes: Modes | None = None
     buckling: Buckling | None = None
+    terms: dict = field(default_factory=dict)
 
     @property
     def x(self) -> np.ndarray:
@@ -166,6 +189,8 @@ class Results:
         }
         values["off_schedule"] = int(values["off_schedule"])
         values["step"] = int(values["step"])
+        terms = {p: _item(v, k) for p, v in self.terms.items()}
+        values["terms"] = {**self.mesh.terms, **terms}
         return Frame(directors=self.directors(k), **values)
 
 
@@ -198,12 +223,16 @@ def _read_results(path) -> Results:
         n = frame_count(f)
         if layout_version(f)[0] == 1:  # one read per dataset
             arrays = {d.source: _read(f, d, n) for d in FRAME_DATASETS}
+            mesh_terms, terms = _split(terms_v1(f, slice(0, n)))
         else:  # a later layout: its adapter, frame by frame
-            arrays = _stack([read_frame(f, k) for k in range(n)], _sizes_of(f))
+            frames = [read_frame(f, k) for k in range(n)]
+            arrays = _stack(frames, _sizes_of(f))
+            mesh_terms, terms = _stack_terms(frames)
         attrs = {k: _text(f.attrs.get(k, "")) for k in ("title", "case", "overrides", "units")}
         return Results(
-            _file_mesh(f),
+            _file_mesh(f)._replace(terms=mesh_terms),
             **arrays,
+            terms=terms,
             title=attrs["title"],
             case=attrs["case"],
             overrides=tuple(attrs["overrides"].splitlines()),
@@ -249,9 +278,12 @@ def from_frames(
     result (Modes or Buckling), if any."""
     mesh = mesh if isinstance(mesh, ResultsMesh) else mesh_of(mesh)
     sizes = sizes_of(mesh)
+    frames = list(frames)
+    mesh_terms, terms = _stack_terms(frames)
     return Results(
-        mesh,
-        **_stack(list(frames), sizes),
+        mesh._replace(terms=mesh_terms) if mesh_terms else mesh,
+        **_stack(frames, sizes),
+        terms=terms,
         title=title,
         case=case,
         overrides=tuple(overrides),
@@ -283,6 +315,25 @@ def _stack(frames: list, sizes: dict) -> dict:
         else:
             out[d.source] = np.zeros((0, *concrete_shape(d.shape, sizes)), dtype=d.dtype)
     return out
+
+
+def _split(terms: dict) -> tuple[dict, dict]:
+    """Frame.terms-like values by path: (the mesh datasets, the per-frame ones)."""
+    mesh = {p: v for p, v in terms.items() if p.startswith("mesh/")}
+    return mesh, {p: v for p, v in terms.items() if p not in mesh}
+
+
+def _stack_terms(frames: list) -> tuple[dict, dict]:
+    """The terms' datasets of frames (Frame.terms): (ResultsMesh.terms, the first frame's;
+    Results.terms, the per-frame ones stacked (F, ...), Unwritten as the frames hold it)."""
+    if not frames:
+        return {}, {}
+    mesh, first = _split(frames[0].terms)
+    dtype = {d.path: d.dtype for d in TERM_FRAME_DATASETS}
+    return mesh, {
+        p: v if isinstance(v, Unwritten) else np.asarray([fr.terms[p] for fr in frames], dtype[p])
+        for p, v in first.items()
+    }
 
 
 def _sizes_of(f) -> dict:

@@ -16,14 +16,17 @@ import sys
 from typing import NamedTuple
 
 from rodsim.mesh.assemble import Mesh
+from rodsim.terms import TERMS
 
 LAYOUT = 1
 # 1: layout_minor itself and a description on every mesh dataset; 2: the run status
 # attributes and solver/off_schedule; 3: the units attribute; 4: stresses, modes, buckling;
 # 5: analysis steps (step, load_factor, total_time) and the restart/ group; 6: what rodsim render
 # draws (mesh/rod_frames, mesh/section_outline, mesh/plate_thickness); 7: output.fields (the
-# `fields` attribute; the datasets it leaves out are absent)
-LAYOUT_MINOR = 7
+# `fields` attribute; the datasets it leaves out are absent); 8: the energy ledger
+# (energy/external_work, support_work, dissipated, dissipated_by_term, balance); 9: the terms'
+# own datasets (Term.datasets: mesh/connectors, connectors/*)
+LAYOUT_MINOR = 9
 
 # when a dataset is in the file
 ALWAYS = "always"
@@ -31,6 +34,7 @@ RODS = "rods"  # the mesh has rod elements (E > 0)
 PLATES = "plates"  # the mesh has plates (P > 0)
 ROD_STRESS = "rod stresses"  # rods, and sections with a shape (R > 0 recovery points)
 POINT_STRESS = "point stresses"  # rod stresses, and output.stresses: points
+TERM = "term"  # the model has the term that declares it (Dataset.term): Term.datasets
 
 SETS = "mesh/sets"  # one dataset per node set, named after the set
 
@@ -38,6 +42,7 @@ SETS = "mesh/sets"  # one dataset per node set, named after the set
 # groups may be left out, all but the nodes' positions and rotations (the motion itself, which
 # every reader and the ParaView series draw). What else a frame holds (time, steps, energies,
 # solver counters, total momenta) is a few scalars and always written.
+# (and every per-frame dataset a term declares: its group, TERM_GROUPS, with GROUP/*)
 CHOOSABLE_GROUPS = ("nodes", "rods", "plates")
 ALWAYS_WRITTEN = ("nodes/position", "nodes/rotation")
 FIELDS_ATTR = "fields"  # file attribute: the choosable datasets the run chose (layout 1.7)
@@ -51,15 +56,17 @@ class Dataset(NamedTuple):
     shape: per frame for per-frame datasets (everything outside mesh/; the file adds the frame
     axis F in front), whole for mesh/ datasets: ints and the sizes N (nodes), E (rod
     elements), P (plate elements), K (nodes of the set).
-    source: the Frame attribute (per-frame) or Mesh attribute (mesh/) written.
+    source: the Frame attribute (per-frame) or Mesh attribute (mesh/) written; "terms" for a
+    term's dataset (Frame.terms[path]).
     units: in the case's own consistent units ("1": dimensionless, "index": 0-based).
     description: also the dataset's "description" attribute in the file.
-    present: ALWAYS, RODS or PLATES.
+    present: ALWAYS, RODS, PLATES, ROD_STRESS, POINT_STRESS, or TERM (term: the term's name).
     optional: readers accept files without it although it is written ALWAYS (it came after
     the first files of the layout); datasets added by a minor version must set it.
     dtype: f8 for every per-frame dataset but the flag solver/off_schedule (i8).
     names: Mesh attribute holding the names that an integer code indexes (attribute "names").
     since: the layout_minor that added an optional dataset (0: during layout 1.0).
+    term: the rodsim.terms term that declares it (Term.datasets); None: the layout's own.
     """
 
     path: str
@@ -72,6 +79,7 @@ class Dataset(NamedTuple):
     dtype: str = "f8"
     names: str | None = None
     since: int = 0
+    term: str | None = None
 
     @property
     def per_frame(self) -> bool:
@@ -79,9 +87,10 @@ class Dataset(NamedTuple):
 
     @property
     def choosable(self) -> bool:
-        """Whether output.fields may leave it out (CHOOSABLE_GROUPS)."""
+        """Whether output.fields may leave it out (CHOOSABLE_GROUPS, a term's own)."""
         group = self.path.partition("/")[0]
-        return self.per_frame and group in CHOOSABLE_GROUPS and self.path not in ALWAYS_WRITTEN
+        ours = group in CHOOSABLE_GROUPS or self.term is not None
+        return self.per_frame and ours and self.path not in ALWAYS_WRITTEN
 
     @property
     def may_be_absent(self) -> bool:
@@ -92,6 +101,15 @@ class Dataset(NamedTuple):
         """What the file holds: the dataset, or the group of a family of named datasets."""
         return self.path.removesuffix("/{name}")
 
+
+# the columns of energy/dissipated_by_term: the terms that can dissipate (viscous damping, or
+# dissipation their state keeps), in the order of rodsim.terms.TERMS
+DISSIPATING = tuple(
+    t.name
+    for t in TERMS
+    if t.damping is not None or t.step_damping is not None or t.dissipated is not None
+)
+_LEDGER = "dynamic runs; NaN in equilibrium, path-following and modal frames"
 
 _D = Dataset
 # The order is the order of creation in the file and of the documentation.
@@ -439,6 +457,58 @@ DATASETS = (
     ),
     _D("energy/total", (), "total", "energy", "kinetic + internal + external"),
     _D(
+        "energy/external_work",
+        (),
+        "external_work",
+        "energy",
+        "work of the applied loads since the start of the analysis step, beyond what their "
+        "potential (energy/external) accounts for: the integral of their power plus "
+        f"external(t) - external(t0); 0 for gravity alone ({_LEDGER})",
+        optional=True,
+        since=8,
+    ),
+    _D(
+        "energy/support_work",
+        (),
+        "support_work",
+        "energy",
+        "work of the supports' reactions on prescribed motions since the start of the analysis "
+        f"step (0 for supports that hold still; {_LEDGER})",
+        optional=True,
+        since=8,
+    ),
+    _D(
+        "energy/dissipated",
+        (),
+        "dissipated",
+        "energy",
+        f"energy dissipated since the start of the analysis step, all terms ({_LEDGER})",
+        optional=True,
+        since=8,
+    ),
+    _D(
+        "energy/dissipated_by_term",
+        (len(DISSIPATING),),
+        "dissipated_by_term",
+        "energy",
+        "energy dissipated since the start of the analysis step by each term, columns "
+        + ", ".join(DISSIPATING)
+        + f" ({_LEDGER})",
+        optional=True,
+        since=8,
+    ),
+    _D(
+        "energy/balance",
+        (),
+        "balance",
+        "energy",
+        "kinetic + internal + external - external_work - support_work + dissipated: constant, "
+        "its value at the start of the analysis step, to the scheme's accuracy "
+        f"({_LEDGER})",
+        optional=True,
+        since=8,
+    ),
+    _D(
         "solver/dt",
         (),
         "dt",
@@ -502,9 +572,33 @@ MESH_DATASETS = tuple(d for d in DATASETS if not d.per_frame)
 FRAME_DATASETS = tuple(d for d in DATASETS if d.per_frame)
 
 
-CHOOSABLE = tuple(d.path for d in FRAME_DATASETS if d.choosable)
+def _term_datasets() -> tuple:
+    """The datasets the terms declare (Term.datasets), in the order of TERMS: a term's
+    per-frame datasets in a group of its own (its GROUP/* a name of output.fields), its mesh
+    ones under mesh/. They are not in DATASETS: a Frame holds them in Frame.terms, keyed by
+    path, and a file has them where the model has the term (TERM)."""
+    out = []
+    for t in TERMS:
+        for spec in t.datasets or ():
+            out.append(Dataset(source="terms", present=TERM, optional=True, term=t.name, **spec))
+    taken = {d.path for d in DATASETS} | {d.path.partition("/")[0] for d in FRAME_DATASETS}
+    for d in out:
+        group = d.path.partition("/")[0]
+        if d.path in taken or (d.per_frame and group in taken):
+            raise ValueError(f"term {d.term}: dataset {d.path} clashes with the layout's")
+        taken.add(d.path)
+    return tuple(out)
+
+
+TERM_DATASETS = _term_datasets()
+TERM_MESH_DATASETS = tuple(d for d in TERM_DATASETS if not d.per_frame)
+TERM_FRAME_DATASETS = tuple(d for d in TERM_DATASETS if d.per_frame)
+# the groups of the terms' per-frame datasets (connectors/), in order
+TERM_GROUPS = tuple(dict.fromkeys(d.path.partition("/")[0] for d in TERM_FRAME_DATASETS))
+
+CHOOSABLE = tuple(d.path for d in (*FRAME_DATASETS, *TERM_FRAME_DATASETS) if d.choosable)
 # the names output.fields takes: each choosable dataset, and GROUP/* for all of a group's
-FIELD_NAMES = CHOOSABLE + tuple(f"{g}/*" for g in CHOOSABLE_GROUPS)
+FIELD_NAMES = CHOOSABLE + tuple(f"{g}/*" for g in (*CHOOSABLE_GROUPS, *TERM_GROUPS))
 
 
 def chosen_datasets(names) -> frozenset:
@@ -584,14 +678,15 @@ def markdown_table() -> str:
         "| dataset | shape | type | units | in the file | description |",
         "|---|---|---|---|---|---|",
     ]
-    for d in DATASETS:
+    for d in (*DATASETS, *TERM_DATASETS):
         kind = {"f8": "float64", "i8": "int64"}[d.dtype]
         lack = (
             f" (files before layout 1.{d.since} lack it)"
             if d.since
             else " (files of layout 1.0 may lack it)"
         )
-        present = _PRESENT_TEXT[d.present] + (lack if d.optional else "")
+        present = f"with {d.term}" if d.term else _PRESENT_TEXT[d.present]
+        present += lack if d.optional else ""
         present += ", if `output.fields` keeps it" if d.choosable else ""
         path = d.path.replace("{name}", "<set>")
         rows.append(

@@ -32,6 +32,10 @@ from rodsim.results_format import (
     POINT_STRESSES_ATTR,
     ROD_STRESS,
     RODS,
+    TERM,
+    TERM_DATASETS,
+    TERM_FRAME_DATASETS,
+    TERM_MESH_DATASETS,
     Dataset,
     concrete_shape,
     written_fields,
@@ -80,7 +84,10 @@ def left_out(f: h5py.File, d: Dataset) -> bool:
 def _has(f: h5py.File, d: Dataset) -> bool:
     """rodsim.results_format.is_present for the mesh a file stores: the writer writes
     mesh/rods, mesh/plates and mesh/stress_points exactly when the mesh has rods, plates and
-    rod stress recovery points (RODS, PLATES, ROD_STRESS)."""
+    rod stress recovery points (RODS, PLATES, ROD_STRESS), and a term's mesh datasets (as
+    every one it keeps) exactly when the model has the term (TERM)."""
+    if d.present == TERM:
+        return any(e.container in f for e in TERM_DATASETS if e.term == d.term)
     rods = "mesh/rods" in f
     stress = rods and "mesh/stress_points" in f and f["mesh/stress_points"].shape[1] > 0
     return {
@@ -110,7 +117,7 @@ def unwritten(f: h5py.File, path: str) -> Unwritten:
 def not_written(f: h5py.File, path: str) -> bool:
     """Whether the per-frame dataset at path is absent from f because output.fields left it
     out (not because the model has none)."""
-    d = next((d for d in FRAME_DATASETS if d.path == path), None)
+    d = next((d for d in (*FRAME_DATASETS, *TERM_FRAME_DATASETS) if d.path == path), None)
     return path not in f and d is not None and left_out(f, d)
 
 
@@ -125,7 +132,8 @@ def dataset(f: h5py.File, path: str) -> h5py.Dataset:
 def count_v1(f: h5py.File) -> int:
     """Frames every known per-frame dataset holds completely (a kill during a flush can leave
     the newest frame in some of them only); datasets of a newer minor version do not count."""
-    lengths = [f[d.path].shape[0] for d in FRAME_DATASETS if d.path in f]
+    every = (*FRAME_DATASETS, *TERM_FRAME_DATASETS)
+    lengths = [f[d.path].shape[0] for d in every if d.path in f]
     return min(lengths) if lengths else 0
 
 
@@ -153,10 +161,23 @@ def _value_v1(f: h5py.File, d: Dataset, k: int):
     return value
 
 
+def terms_v1(f: h5py.File, k: int | slice) -> dict:
+    """Frame.terms of frame k (or the frames of a slice): the terms' datasets the file has,
+    keyed by path, mesh ones whole; Unwritten for one output.fields left out."""
+    out = {d.path: f[d.path][()] for d in TERM_MESH_DATASETS if d.path in f}
+    for d in TERM_FRAME_DATASETS:
+        if d.path in f:
+            out[d.path] = f[d.path][k]
+        elif left_out(f, d):
+            out[d.path] = unwritten(f, d.path)
+    return out
+
+
 def read_v1(f: h5py.File, k: int, frames0=None) -> Frame:
     values = {d.source: _value_v1(f, d, k) for d in FRAME_DATASETS if d.source in _FRAME_DEFAULTS}
     frames0 = f["mesh/frames"][()] if frames0 is None else frames0
-    return Frame(directors=quaternion_matrices(values["rotation"]) @ frames0, **values)
+    directors = quaternion_matrices(values["rotation"]) @ frames0
+    return Frame(directors=directors, terms=terms_v1(f, k), **values)
 
 
 ADAPTERS = {1: Adapter(missing_v1, count_v1, read_v1)}

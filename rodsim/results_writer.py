@@ -38,6 +38,9 @@ from rodsim.results_format import (
     LAYOUT_MINOR,
     MESH_DATASETS,
     POINT_STRESSES_ATTR,
+    TERM_FRAME_DATASETS,
+    TERM_MESH_DATASETS,
+    concrete_shape,
     is_chosen,
     is_present,
     sizes_of,
@@ -97,6 +100,11 @@ def frame_datasets(mesh: Mesh, chosen: frozenset | None = None) -> list:
     return [(d, b) for d, b in storage.frame_layout(mesh) if is_chosen(d, chosen)]
 
 
+def _value(frame: Frame, d):
+    """What frame holds for dataset d: a Frame field, or a term's (Frame.terms)."""
+    return frame.terms.get(d.path) if d.term else getattr(frame, d.source)
+
+
 def _is_complete(path: Path) -> bool:
     """Whether path is a results file whose run completed (or from before run status)."""
     try:
@@ -153,6 +161,10 @@ class ResultsWriter:
         self.tmp = Path(tmp)
         # the choosable datasets the run writes (output.fields), recorded in the file
         self.fields = frozenset(CHOOSABLE) if fields is None else frozenset(fields)
+        # the terms' own datasets are made at the first frame, which holds them (Frame.terms):
+        # the mesh does not know the terms (a continued file has them already)
+        self.terms_made = resume is not None
+        self.expected_frames, self.compression = expected_frames, compression
         if resume is not None:
             self._resume(*resume, case_text, overrides, extra_attrs, end_requested)
             return
@@ -210,17 +222,19 @@ class ResultsWriter:
         try:
             shutil.copyfile(self.path, self.tmp)
             with h5py.File(self.tmp, "r", locking=False) as f:
-                self._same_fields(written_fields(f))
+                self._same_fields(written_fields(f), int(f.attrs.get("layout_minor", 0)))
                 chunk_bytes = max(
                     (
                         f[d.path].dtype.itemsize * int(np.prod(f[d.path].chunks))
-                        for d in FRAME_DATASETS
+                        for d in (*FRAME_DATASETS, *TERM_FRAME_DATASETS)
                         if d.path in f and f[d.path].chunks
                     ),
                     default=storage.CHUNK_BYTES,
                 )
             f = self.file = storage.crash_safe_file(self.tmp, chunk_bytes, create=False)
-            self.datasets = {d: f[d.path] for d in FRAME_DATASETS if d.path in f}
+            # the datasets the file has (a term's: where the model had it, and the layout)
+            every = (*FRAME_DATASETS, *TERM_FRAME_DATASETS)
+            self.datasets = {d: f[d.path] for d in every if d.path in f}
             for ds in self.datasets.values():
                 ds.resize(keep, axis=0)
             previous = f.attrs.get("restarts", "")
@@ -252,10 +266,14 @@ class ResultsWriter:
             ) from None
         self.frames = keep
 
-    def _same_fields(self, before: frozenset | None) -> None:
+    def _same_fields(self, before: frozenset | None, minor: int) -> None:
         """A restart appends to the datasets the file has: CaseError unless output.fields
-        keeps the same ones (a file from before output.fields has them all)."""
+        keeps the same ones (a file from before output.fields has them all). Datasets of a
+        later layout than the file's (minor) count as kept as now: the file has none of them
+        and the restart writes none (a layout 1.8 file continued with connectors)."""
         before = frozenset(CHOOSABLE) if before is None else before
+        later = {d.path for d in (*FRAME_DATASETS, *TERM_FRAME_DATASETS) if d.since > minor}
+        before = (before - later) | (self.fields & later)
         if before != self.fields:
             added, dropped = sorted(self.fields - before), sorted(before - self.fields)
             change = "; ".join(
@@ -290,6 +308,8 @@ class ResultsWriter:
         f = self.file
         target = self.path if self.replaced else self.tmp
         try:
+            if not self.terms_made:
+                self._make_terms(frame.terms)
             storage.reserve(f, storage.bytes_for_frame(self.appenders.values(), k))
         except OSError as exc:
             raise ResourceError(
@@ -298,7 +318,7 @@ class ResultsWriter:
             ) from None
         try:
             for d, appender in self.appenders.items():
-                appender.append(k, getattr(frame, d.source))  # None (no plates): zeros
+                appender.append(k, _value(frame, d))  # None (no plates): zeros
             f.flush()
         except OSError as exc:
             raise ResourceError(
@@ -316,6 +336,31 @@ class ResultsWriter:
             self.pending = frame.restart, k
             if time.monotonic() - self.saved >= RESTART_SECONDS:
                 self._save_restart()
+
+    def _make_terms(self, values: dict) -> None:
+        """The datasets the model's terms declare (rodsim.results_format.TERM_DATASETS), from
+        the first frame's values (Frame.terms, keyed by path): the mesh ones written, the
+        per-frame ones output.fields keeps created, their size letters (the term's entries)
+        the values' sizes. A model without such terms gives none and writes none."""
+        f = self.file
+        for d in TERM_MESH_DATASETS:
+            if d.path in values:
+                ds = f.create_dataset(d.path, data=np.asarray(values[d.path], d.dtype))
+                ds.attrs["description"] = d.description
+        for d in TERM_FRAME_DATASETS:
+            if d.path not in values or not is_chosen(d, self.fields):
+                continue
+            shape = np.shape(values[d.path])
+            wrong = ValueError(f"{d.path}: values of shape {shape}, declared {d.shape}")
+            if len(shape) != len(d.shape):
+                raise wrong
+            sizes = {s: n for s, n in zip(d.shape, shape, strict=True) if isinstance(s, str)}
+            if concrete_shape(d.shape, sizes) != shape:
+                raise wrong
+            ds = storage.create_frame_dataset(f, d, sizes, self.expected_frames, self.compression)
+            self.datasets[d] = ds
+            self.appenders[d] = storage.Appender(ds)
+        self.terms_made = True
 
     def _save_restart(self) -> None:
         """Write the latest frame's restart state into the restart/ slots (docs/restart.md)."""

@@ -29,6 +29,7 @@ from rodsim.integrators.planning import Plan, plan
 from rodsim.restart import steps_taken
 from rodsim.results_format import chosen_datasets
 from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter, previous_path
+from rodsim.terms import user
 from rodsim.writers.frame import Frame
 from rodsim.writers.mode_series import write_mode_series
 from rodsim.writers.vtk import SeriesWriter, refuse_foreign_index
@@ -66,11 +67,12 @@ class Result:
     previous: Path | None = None
 
 
-def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
+def prepare(case_path, overrides=(), max_memory: int | None = None, terms=()) -> Prepared:
     """Validate the case and build the model and the time-stepping plan. ResourceError if the
     model would need more memory than the limit (rodsim.resources; max_memory: bytes, see
     machine_limit): checked before the mesh is generated, and again once mesh files are read.
-    case_path: a case file, or a Case (rodsim.case.load) to which the overrides are added.
+    case_path: a case file, or a Case (rodsim.case.load) to which the overrides are added;
+    terms: user terms from Python (rodsim.user_term) added to the model before it is planned.
     """
     if isinstance(case_path, Case):
         case = case_path.with_overrides(*overrides) if overrides else case_path
@@ -88,9 +90,9 @@ def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
         need = resources.most(resources.mesh_sizes(mesh, sizes), every)
         memory = resources.check(need, limit, where)
         if case.steps:
-            stepped = _prepare_steps(case, mesh, memory)
+            stepped = _prepare_steps(case, mesh, memory, terms)
             return dataclasses.replace(stepped[0][1], steps=stepped)
-        setup = build(case, mesh)
+        setup = _with_user_terms(build(case, mesh), terms)
         del mesh  # build may have replaced the frames (plates): free the old ones
         p = plan(case, setup.model, setup.model.n_elements)
     except CaseError as exc:  # keep the class, add the file
@@ -98,7 +100,7 @@ def prepare(case_path, overrides=(), max_memory: int | None = None) -> Prepared:
     return Prepared(case, setup, p, case.overrides, memory)
 
 
-def _prepare_steps(case: Case, mesh, memory) -> tuple:
+def _prepare_steps(case: Case, mesh, memory, terms=()) -> tuple:
     """((name, Prepared), ...) of a case's analysis steps (docs/steps.md), each built on the
     one mesh; an equilibrium or modal step after the first takes the loads acting at the end
     of the step before as its start (rodsim.case.carry)."""
@@ -110,7 +112,7 @@ def _prepare_steps(case: Case, mesh, memory) -> tuple:
             settings = carried(settings, before, end)
         one = dataclasses.replace(case, settings=settings, steps=())
         try:
-            setup = build(one, mesh)
+            setup = _with_user_terms(build(one, mesh), terms)
             p = plan(one, setup.model, setup.model.n_elements)
         except CaseError as exc:
             raw = {"solver": step.solver, "combination": step.combination, "output": step.output}
@@ -124,6 +126,32 @@ def _prepare_steps(case: Case, mesh, memory) -> tuple:
         else:  # modal or buckling about the reference: no load acted
             before, end = None, 0.0
     return tuple(out)
+
+
+def _with_user_terms(setup: Setup, terms) -> Setup:
+    """setup with the user terms in its model (rodsim.terms.user.attach), and in the model
+    without automatic holds where it keeps one. The mechanism check of an equilibrium ran
+    in build, before them: it counts no user term as holding the structure."""
+    if not terms:
+        return setup
+    unheld = None if setup.unheld is None else user.attach(setup.unheld, terms)
+    return dataclasses.replace(setup, model=user.attach(setup.model, terms), unheld=unheld)
+
+
+def with_terms(prep: Prepared, terms) -> Prepared:
+    """A prepared case with user terms added to its model (each analysis step's), planned
+    anew (they enter the stable step). CaseError naming the case file, as prepare."""
+    if not terms:
+        return prep
+    if prep.steps:
+        steps = tuple((name, with_terms(sp, terms)) for name, sp in prep.steps)
+        return dataclasses.replace(steps[0][1], steps=steps)
+    try:
+        setup = _with_user_terms(prep.setup, terms)
+        p = plan(prep.case, setup.model, setup.model.n_elements)
+    except CaseError as exc:
+        raise type(exc)(exc.reason, file=prep.case.label, key=exc.key) from None
+    return dataclasses.replace(prep, setup=setup, plan=p)
 
 
 def output_paths(case: Case, output=None) -> tuple[Path, Path]:

@@ -204,6 +204,7 @@ def resume_state(prep, path):
             "solver.adaptive (given or not)",
             key="solver.adaptive",
         )
+    restart.check_terms(state, sp.setup.model.terms, str(path), RESTART_KEY)
     done = restart_time(state)
     if kind != "equilibrium" and sp.plan.t_end < done * (1 - 1e-12):
         raise CaseError(

@@ -2,53 +2,68 @@
 
 A Simulation holds the solver that ``rodsim run`` builds for the case (rodsim.solvers.start) and
 steps it the same way, so that its frames equal the results file's bit for bit; between
-steps, Python reads the state and changes loads and prescribed motions (rodsim.controls).
+steps, Python reads the state and changes loads and prescribed motions (rodsim.controls, which
+write the Inputs), takes the whole state (``state()``, a rodsim.state.State) and starts again
+from one (``reset``).
 The steps themselves stay in compiled code: ``advance(n)`` runs them in compiled calls of about
 0.1 s of wall time (rodsim.solvers.next_chunk, as ``rodsim run`` does), so that Ctrl-C stops a
 long advance within a second at a step boundary (rodsim.interrupts.deferred_sigint).
 """
 
+import copy
 import dataclasses
 import logging
 import time as wallclock
-from typing import NamedTuple
 
 import numpy as np
 
 from rodsim import api_checks, controls, interrupts, solvers
 from rodsim import run as runner
+from rodsim import state as states
 from rodsim.api import prepare
-from rodsim.errors import CaseError
+from rodsim.errors import ArgumentError, CaseError
 from rodsim.integrators import equilibrium
 from rodsim.output import dynamic_frame, static_frame
 from rodsim.results import Results, from_frames
+from rodsim.state import Inputs, State
 from rodsim.writers.frame import Frame
+
+__all__ = ["Inputs", "Simulation", "State", "StateView"]
 
 log = logging.getLogger(__name__)
 
 
-class State(NamedTuple):
-    """The current state, read-only views of the solver's own arrays (so they change as it
-    steps; copy what you keep): x (N,3) node positions; rot (N,3,3) nodal frames Lambda,
-    columns d1 d2 d3; p (N,3) linear momenta; pi (N,3) angular momenta about the node; all
-    spatial (global axes). Equilibrium: p and pi are zero."""
+class StateView:
+    """Simulation.state: the current state as read-only views of the solver's own arrays (so
+    they change as it steps; copy what you keep): x (N,3) node positions; rot (N,3,3) nodal
+    frames Lambda, columns d1 d2 d3; p (N,3) linear momenta; pi (N,3) angular momenta about
+    the node; all spatial (global axes). Equilibrium: p and pi are zero. Calling it,
+    ``sim.state()``, returns the whole State (rodsim.state.State, copies), which
+    Simulation.reset starts again from."""
 
-    x: np.ndarray
-    rot: np.ndarray
-    p: np.ndarray
-    pi: np.ndarray
+    __slots__ = ("x", "rot", "p", "pi", "_take")
+
+    def __init__(self, x, rot, p, pi, take):
+        self.x, self.rot, self.p, self.pi = x, rot, p, pi
+        self._take = take
+
+    def __call__(self) -> State:
+        return self._take()
+
+    def __iter__(self):  # x, rot, p, pi = sim.state
+        return iter((self.x, self.rot, self.p, self.pi))
+
+    def __repr__(self) -> str:
+        return f"<StateView of {len(self.x)} nodes: x, rot, p, pi; call it for a State>"
 
 
-def _own_controls(prep: runner.Prepared) -> runner.Prepared:
-    """prep with a model whose packed loads and prescribed motions are copies: the controls
-    change them in place, which must not reach the prepared case (another Simulation, or a
-    run of it) that the model came from."""
+def _own_model(prep: runner.Prepared) -> runner.Prepared:
+    """prep with a copy of its model (a fresh one: its terms' state and inputs too), for a
+    prepared case given by the caller: the controls change the inputs in place and the steps
+    the terms' state, which must not reach that case (another Simulation, or a run of it)."""
     model = prep.setup.model
-    model = dataclasses.replace(
-        model,
-        loads=type(model.loads)(*(a.copy() for a in model.loads)),
-        prescribed=type(model.prescribed)(*(a.copy() for a in model.prescribed)),
-    )
+    fields = {f.name: copy.deepcopy(getattr(model, f.name)) for f in dataclasses.fields(model)}
+    model = dataclasses.replace(model, **fields)
     return dataclasses.replace(prep, setup=dataclasses.replace(prep.setup, model=model))
 
 
@@ -60,13 +75,16 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 class Simulation:
     """A case ready to step: Simulation(case, overrides) with case a path, a rodsim.Case (see
-    rodsim.load_case) or a prepared case (rodsim.prepare). Dynamics: step(), advance(n),
-    advance_to(t); equilibrium: solve(). Attributes: kind (explicit | implicit | equilibrium),
-    prepared, case, model, mesh, plan; loads and prescribed (rodsim.controls)."""
+    rodsim.load_case) or a prepared case (rodsim.prepare); terms: user terms (rodsim.user_term,
+    docs/python.md "Your own force terms"). Dynamics: step(), advance(n), advance_to(t);
+    equilibrium: solve(). Attributes: kind (explicit | implicit | equilibrium), prepared,
+    case, model, mesh, plan; loads and prescribed (rodsim.controls)."""
 
-    def __init__(self, case, overrides=(), *, max_memory: int | None = None):
-        prep = prepare(case, overrides, max_memory=max_memory)
-        self.prepared = prep = _own_controls(prep)
+    def __init__(self, case, overrides=(), *, max_memory: int | None = None, terms=()):
+        prep = prepare(case, overrides, max_memory=max_memory, terms=terms)
+        if isinstance(case, runner.Prepared):  # the caller's arrays: steps and controls change
+            prep = _own_model(prep)  # the model's state and inputs
+        self.prepared = prep
         self.kind = prep.plan.kind
         if self.kind in ("modal", "buckling"):
             call = {"modal": "rodsim.modes", "buckling": "rodsim.buckling"}[self.kind]
@@ -86,20 +104,24 @@ class Simulation:
         self._last = None  # equilibrium: the LoadStep that reached the state
         self._solved = 0  # equilibrium: load steps solved
         self._state = self._views()
+        self._inputs = states.inputs_of(self.model)
         data, setup = prep.case.settings, prep.setup
         self.loads = controls.load_controls(
-            data, setup.load_rows, self.model.loads, self._loads_changed
+            data, setup.load_rows, self._inputs, self._loads_changed
         )
-        self.prescribed = controls.motion_controls(data, setup.motion_rows, self.model.prescribed)
+        self.prescribed = controls.motion_controls(
+            data, setup.motion_rows, self.model.prescribed, self._inputs
+        )
         log.debug("simulation of %s: %s, %d nodes", prep.case.label, self.kind, self.model.n_nodes)
 
-    def _views(self) -> State:
+    def _views(self) -> StateView:
         s = self._solver
         if self.kind == "equilibrium":
             zeros = np.zeros_like(s.x)
-            return State(_read_only(s.x), _read_only(s.rot), _read_only(zeros), _read_only(zeros))
-        st = s.state
-        return State(*(_read_only(a) for a in (st.x, st.rot, st.p, st.pi)))
+            arrays = (s.x, s.rot, zeros, zeros)
+        else:
+            arrays = (s.state.x, s.state.rot, s.state.p, s.state.pi)
+        return StateView(*(_read_only(a) for a in arrays), self._take_state)
 
     # --- what it is --------------------------------------------------------------------------
 
@@ -147,18 +169,96 @@ class Simulation:
         return self._solved if self.kind == "equilibrium" else self._solver.step
 
     @property
-    def state(self) -> State:
+    def state(self) -> StateView:
+        """Views x, rot, p, pi of the current state (StateView); ``state()``: a State."""
         return self._state
+
+    def _take_state(self) -> State:
+        """The whole current state (rodsim.state.State, copies), with the inputs in force."""
+        kind = solvers.SOLVERS[self.kind]
+        s = kind.state(self._solver, self._solved)
+        return dataclasses.replace(s, inputs=self._inputs.copy())
+
+    @property
+    def inputs(self) -> Inputs:
+        """The inputs now in force (rodsim.state.Inputs): views of the arrays the compiled
+        kernels read, which the controls (loads, prescribed, gravity) write; read them, copy
+        them (``inputs.copy()``), give a copy to reset. Write them through the controls."""
+        return self._inputs
+
+    def reset(self, state: State, inputs: Inputs | None = None) -> None:
+        """Start again from `state` (a State from state(), of this case): the configuration,
+        momenta, clock, the terms' state and the solver's own (the forces the explicit step
+        starts from, the implicit scheme's first guess, the adaptive controller and its
+        Jacobian). With inputs (an Inputs copy), those are set too. Stepping on then takes
+        the steps the run that gave `state` took from it, bit for bit, when the inputs are
+        those in force when it was taken (state.inputs; else the next step starts from the
+        forces of the inputs now in force, as after a control's change). ArgumentError,
+        with nothing changed, for a State or Inputs of another case or kind."""
+        self._check(state)
+        if inputs is not None and not isinstance(inputs, Inputs):
+            raise ArgumentError(
+                f"expected rodsim.Inputs (Simulation.inputs.copy()), got {type(inputs).__name__}",
+                key="inputs",
+            )
+        kind = solvers.SOLVERS[self.kind]
+        try:
+            if inputs is not None:
+                states.Inputs.assign(self._inputs.copy(), inputs)  # checked before any change
+            kind.resume(self._solver, state)
+        except ValueError as exc:
+            raise ArgumentError(f"this state does not fit the simulation: {exc}",
+                                key="state") from None  # fmt: skip
+        if inputs is not None:
+            self._inputs.assign(inputs)
+        self._stale = state.inputs is None or not state.inputs.equals(self._inputs)
+        self._solved = state.count if self.kind == "equilibrium" else 0
+        self._last = None
+        kind.counters(self._solver, True)
+
+    def _check(self, state) -> None:
+        """ArgumentError unless state is a State of this simulation's kind whose arrays have
+        the names, shapes and types of its own (older restart files may lack the optional
+        ones, rodsim.state.OPTIONAL)."""
+        if not isinstance(state, State):
+            raise ArgumentError(
+                f"expected a rodsim.State (Simulation.state()), got {type(state).__name__}",
+                key="state",
+            )
+        if state.kind != self.kind:
+            raise ArgumentError(
+                f"the state is of a{'n' * (state.kind[:1] in 'aeiou')} {state.kind} solver, "
+                f"this simulation's is {self.kind}",
+                key="state",
+            )
+        mine, theirs = self._take_state().arrays(), state.arrays()
+        extra = sorted(set(theirs) - set(mine))
+        missing = sorted(set(mine) - set(theirs) - set(states.OPTIONAL))
+        if extra or missing:
+            what = "; ".join(
+                f"{how} {', '.join(names)}"
+                for how, names in (("it holds", extra), ("it lacks", missing))
+                if names
+            )
+            raise ArgumentError(f"the state is of another model: {what}", key="state")
+        for name, a in theirs.items():
+            a = np.asarray(a)
+            if a.shape != mine[name].shape or a.dtype != mine[name].dtype:
+                raise ArgumentError(
+                    f"the state's {name} is {a.dtype} {a.shape}, this simulation's "
+                    f"{mine[name].dtype} {mine[name].shape}: a state of another model",
+                    key="state",
+                )
 
     @property
     def gravity(self) -> np.ndarray:
         """(3,) the acceleration of gravity now in force, before its time function (the
         gravity entries of the case add up to it)."""
-        return self.model.loads.gravity.copy()
+        return self._inputs.terms["loads"]["gravity"].copy()
 
     @gravity.setter
     def gravity(self, value) -> None:
-        self.model.loads.gravity[:] = api_checks.finite_vector(value, "gravity")
+        self._inputs.terms["loads"]["gravity"][:] = api_checks.finite_vector(value, "gravity")
         self._loads_changed()
 
     def _loads_changed(self) -> None:
@@ -249,9 +349,7 @@ class Simulation:
         if self.kind == "equilibrium":
             return static_frame(self.model, s.x, s.rot, s.load, self._last)
         frame = dynamic_frame(s, self.dt)
-        s.max_iterations = 0
-        if self.kind == "implicit":
-            s.residual = 0.0
+        solvers.SOLVERS[self.kind].counters(s, True)  # the next frame's cover the steps after
         return frame
 
     def results(self, frames) -> Results:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rodsim import restart
+from rodsim import state as states
 from rodsim.case.imperfection import displaced
 from rodsim.integrators import adaptive, dynamics, equilibrium, implicit, modal, path
 from rodsim.interrupts import StopRequested
@@ -78,13 +79,33 @@ def _dynamic_state(begin):
     return dynamics.StateArrays(x, rot, p, pi, np.zeros_like(x), np.zeros_like(x))
 
 
+RESTART_KEY = "--restart"
+
+
+def _resumed(begin, model) -> states.State:
+    """The State of a restart state a run continues, its term states checked against the
+    model's (rodsim.restart.check_terms)."""
+    restart.check_terms(begin, model.terms, "", RESTART_KEY)
+    return begin.state()
+
+
+def _carry_terms(model, begin) -> bool:
+    """Put the term states of a state handed on by the analysis step before into the model's
+    terms (those both have); whether there were any."""
+    saved = {} if begin is None else begin.state().terms
+    if saved:
+        states.restore_terms(model.terms, saved, only_shared=True)
+    return bool(saved)
+
+
 def _start_implicit(prep, begin=None):
     """A running implicit.Implicit at the initial state, or at a restart state begin
-    (rodsim.restart: its step count, time origin, dt and Newton's first guess)."""
-    s = prep.case.settings.solver
+    (rodsim.restart: its step count, time origin, dt, Newton's first guess, the adaptive
+    controller and the terms' state)."""
+    s, model = prep.case.settings.solver, prep.setup.model
     resume = begin is not None and begin.kind == "implicit"
     run = implicit.start(
-        prep.setup.model,
+        model,
         begin.dt if resume else prep.plan.dt,
         group=s.group,
         state=_initial_state(prep) if begin is None else _dynamic_state(begin),
@@ -97,10 +118,14 @@ def _start_implicit(prep, begin=None):
         h0=prep.plan.first,
     )
     if resume:
-        run.quat[:] = begin.arrays["quat"]
-        run.xi[:] = begin.arrays["xi"]
-        if run.control is not None and "control" in begin.arrays:
-            restart.resume_control(run, begin)
+        try:
+            states.resume_implicit(run, _resumed(begin, model))
+        except ValueError as exc:  # a held Jacobian of another sparsity
+            raise restart.corrupt("", RESTART_KEY, str(exc)) from None
+    elif _carry_terms(model, begin):
+        run.internal, run.external = forces.energies(
+            model.terms, run.state.x, run.state.rot, run.time
+        )
     return run
 
 
@@ -116,11 +141,12 @@ def _adaptive_settings(s, plan):
 
 
 def _start_explicit(prep, begin=None):
-    """A running dynamics.Explicit at the initial state, or at a restart state begin."""
-    s = prep.case.settings.solver
+    """A running dynamics.Explicit at the initial state, or at a restart state begin (its
+    forces and the terms' state)."""
+    s, model = prep.case.settings.solver, prep.setup.model
     resume = begin is not None and begin.kind == "explicit"
-    return dynamics.start(
-        prep.setup.model,
+    run = dynamics.start(
+        model,
         begin.dt if resume else prep.plan.dt,
         order=int(s.order),
         group=s.group,
@@ -130,6 +156,11 @@ def _start_explicit(prep, begin=None):
         t0=begin.t0 if resume else 0.0,
         step=begin.count if resume else 0,
     )
+    if resume:
+        states.resume_explicit(run, _resumed(begin, model))
+    elif _carry_terms(model, begin):
+        dynamics.refresh_forces(run)
+    return run
 
 
 def resumed_plan(plan, begin):
@@ -157,9 +188,7 @@ def _dynamic_frames(prep, progress, stop, begin=None, resume=False):
         run.stop = stop  # adaptive steps: a frame interval may hold many steps
     while run.step < p.n_steps:
         target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
-        run.max_iterations = 0
-        if p.kind == "implicit":
-            run.residual = 0.0
+        kind.counters(run, True)  # the frame's counters cover its steps
         while run.step < target:
             if stop():
                 if run.time != written:
@@ -182,7 +211,7 @@ def _handed(begin):
 
 def _dynamic_record(run, p, chosen=None):
     """The frame of a running integration with its restart state."""
-    state = restart.of_dynamic(run, p.kind, p.steps_per_frame)
+    state = restart.of_state(SOLVERS[p.kind].state(run), p.steps_per_frame)
     control = getattr(run, "control", None)
     dt = p.dt if control is None else control.h_last or control.h  # adaptive: the last step
     return dataclasses.replace(dynamic_frame(run, dt, chosen), restart=state)
@@ -202,7 +231,7 @@ def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None)
     eq.stop = stop
     first = 1
     if begin is not None:
-        _place(eq, begin)
+        _place(eq, begin, resume)
     if resume:
         eq.load = begin.load
         first = begin.count + 1
@@ -238,13 +267,14 @@ def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None)
         yield _static_record(eq, i, step, lowest, chosen)
 
 
-def _place(eq, begin) -> None:
-    """Put eq at a restart state's configuration (its own quaternions where it has them)."""
-    eq.x[:], eq.rot[:] = begin.arrays["x"], begin.arrays["rot"]
-    if "quat" in begin.arrays:
-        eq.quat[:] = begin.arrays["quat"]
+def _place(eq, begin, resume: bool = False) -> None:
+    """Put eq at a restart state's configuration (its own quaternions where it has them) and
+    term states: a restart's (resume: checked against the model), or those a step before
+    handed on."""
+    if resume:
+        states.place_equilibrium(eq, _resumed(begin, eq.model))
     else:
-        implicit.quaternions(eq.rot, eq.quat)
+        states.place_equilibrium(eq, begin.state(), only_shared=True)
 
 
 def _static_record(eq, count: int, step=None, lowest: float = math.nan, chosen=None):
@@ -282,7 +312,7 @@ def _path_frames(prep, progress, stop, begin=None, resume=False):
     state = path.PathState(length=first)
     arc, done = 0.0, 0
     if begin is not None:
-        _place(eq, begin)
+        _place(eq, begin, resume)
     if resume:
         state.load, state.length, arc, done = begin.load, begin.dt, begin.t0, begin.count
         last = begin.arrays.get("last")
@@ -338,18 +368,7 @@ def _path_record(eq, state, arc: float, count: int, taken, chosen=None):
     if taken is not None:
         step = equilibrium.LoadStep(load, taken.iterations, 0, taken.residual, taken.length, ())
     frame = static_frame(model, eq.x, eq.rot, 1.0, step, chosen=chosen)
-    last = np.zeros_like(eq.x) if state.last is None else state.last
-    arrays = {"x": eq.x, "rot": eq.rot, "quat": eq.quat, "last": last}
-    raw = restart.RestartState(
-        "equilibrium",
-        0,
-        count,
-        arc,
-        state.length,
-        load,
-        0.0,
-        {k: np.array(v, dtype=float) for k, v in arrays.items()},
-    )
+    raw = restart.of_state(states.of_path(eq, state, arc, count))
     return dataclasses.replace(frame, time=arc, load_factor=load, restart=raw)
 
 
@@ -431,21 +450,49 @@ def _refresh_implicit(run, model) -> None:
 
 
 def _refresh_equilibrium(run, model) -> None:
-    run.check_stability = equilibrium.conservative(model.loads)
+    run.check_stability = forces.conservative(model.terms)
+
+
+def _explicit_counters(run, reset: bool = False) -> dict:
+    out = {"iterations": run.max_iterations, "mean_iterations": run.mean_iterations}
+    if reset:
+        run.max_iterations = 0
+    return out
+
+
+def _implicit_counters(run, reset: bool = False) -> dict:
+    out = {"iterations": run.max_iterations, "residual": run.residual}
+    if reset:
+        run.max_iterations, run.residual = 0, 0.0
+    return out
+
+
+def _no_counters(eq, reset: bool = False) -> dict:
+    return {}
 
 
 class SolverKind(NamedTuple):
-    """label(solver settings): the summary's words for it; start(prepared case): the solver
-    at the initial state; frames(prepared, progress, stop): the output frames of a run;
-    advance(solver, n): n time steps (None: no time steps, equilibrium); refresh(solver,
-    model): bring what depends on the loads up to date after they were changed."""
+    """The solver protocol. label(solver settings): the summary's words for it;
+    start(prepared case, begin=None): the solver at the initial state, or at restart state
+    begin; frames(prepared, progress, stop): the output frames of a run; advance(solver, n):
+    n time steps (None: no time steps, equilibrium); refresh(solver, model): bring what
+    depends on the loads up to date after they were changed; state(solver, count=None): its
+    rodsim.state.State (copies; count: equilibrium's load steps solved); resume(solver,
+    State): set it to a State of its model, in place (ValueError where the State's arrays do
+    not fit it); counters(solver, reset=False): the counters a frame reports for the steps
+    since the last reset (iterations, residual), reset where asked."""
 
     label: Callable[[Any], str]
     start: Callable
     frames: Callable
     advance: Callable | None
     refresh: Callable
+    state: Callable
+    resume: Callable
+    counters: Callable
 
+
+_EQUILIBRIUM = (states.of_equilibrium, states.resume_equilibrium, _no_counters)
 
 SOLVERS = Registry(
     "solver",
@@ -456,6 +503,9 @@ SOLVERS = Registry(
             _dynamic_frames,
             dynamics.advance,
             _refresh_explicit,
+            states.of_explicit,
+            states.resume_explicit,
+            _explicit_counters,
         ),
         "implicit": SolverKind(
             lambda s: "implicit (Cayley VI)",
@@ -463,6 +513,9 @@ SOLVERS = Registry(
             _dynamic_frames,
             implicit.advance,
             _refresh_implicit,
+            states.of_implicit,
+            states.resume_implicit,
+            _implicit_counters,
         ),
         "equilibrium": SolverKind(
             lambda s: "implicit (Cayley VI) with Newton",
@@ -470,6 +523,7 @@ SOLVERS = Registry(
             _equilibrium_frames,
             None,
             _refresh_equilibrium,
+            *_EQUILIBRIUM,
         ),
         "modal": SolverKind(
             lambda s: f"{s.modal.modes} lowest modes about the {s.modal.about}",
@@ -477,6 +531,7 @@ SOLVERS = Registry(
             _eigen_frames,
             None,
             _refresh_equilibrium,
+            *_EQUILIBRIUM,
         ),
         "buckling": SolverKind(
             lambda s: f"{s.buckling.modes} lowest buckling factors about the {s.buckling.about}",
@@ -484,6 +539,7 @@ SOLVERS = Registry(
             _eigen_frames,
             None,
             _refresh_equilibrium,
+            *_EQUILIBRIUM,
         ),
     },
 )

@@ -129,7 +129,7 @@ def test_check_prints_the_estimates():
     assert res.exit_code == 0, res.output
     lines = {line[:10]: line for line in res.output.splitlines()}
     assert lines["results   "].startswith("results   about ")
-    assert "(301 frames x 23.3 KiB)" in lines["results   "]
+    assert "(301 frames x 23.4 KiB)" in lines["results   "]  # with the energy ledger
     assert lines["run time  "].startswith("run time  about ")
     assert "explicit order 2, SO3xR3: steps " in lines["run time  "]
     gzip = CliRunner().invoke(

@@ -12,8 +12,8 @@ import pytest
 
 from rodsim import run as runner
 from rodsim.integrators import dynamics
-from rodsim.integrators.stable_step import element_max_frequencies
 from rodsim.model.rod import element_fields
+from rodsim.terms.rods import element_max_frequencies
 
 L_FRAME = """
 rodsim: 1

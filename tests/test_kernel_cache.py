@@ -163,3 +163,25 @@ def test_switch(flag):
     from rodsim.jit import switch
 
     assert switch(flag) is (True if flag else None)
+
+
+def test_an_index_naming_a_removed_type_counts_as_stale(tmp_path):
+    """numba unpickles an index's signatures before comparing the source stamp: an index written
+    by an older rodsim whose signatures name a class since removed (rodsim.model.forces.Strains
+    went with issue 34) must read as empty, not stop the run with an AttributeError."""
+    import types
+
+    gone = types.ModuleType("rodsim_gone_module")
+    gone.Strains = type("Strains", (), {"__module__": "rodsim_gone_module"})
+    sys.modules["rodsim_gone_module"] = gone
+    try:
+        index = kernel_cache.LockedCacheFile(str(tmp_path), "k.f-1.py311", ("stamp", 1))
+        index.save((gone.Strains, 1), b"data")
+    finally:
+        del sys.modules["rodsim_gone_module"]
+    # numba's own reader raises on this index; rodsim's reads it as stale
+    with pytest.raises((AttributeError, ImportError)):
+        kernel_cache.caching.IndexDataCacheFile._load_index(index)
+    assert index._load_index() == {}
+    index.save(("fresh", 2), b"new")  # a save rewrites the stale index
+    assert index.load(("fresh", 2)) == b"new"

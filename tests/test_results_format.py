@@ -15,7 +15,14 @@ from rodsim.cli import main
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh
 from rodsim.post.summary import describe
-from rodsim.results_format import DATASETS, FRAME_DATASETS, LAYOUT_MINOR, SETS, markdown_table
+from rodsim.results_format import (
+    DATASETS,
+    DISSIPATING,
+    FRAME_DATASETS,
+    LAYOUT_MINOR,
+    SETS,
+    markdown_table,
+)
 from rodsim.results_reader import (
     frame_count,
     layout_version,
@@ -115,6 +122,11 @@ def random_frame(rng, mesh: Mesh) -> Frame:
         step=int(rng.integers(0, 4)),
         load_factor=rng.normal(),
         total_time=rng.normal(),
+        external_work=rng.normal(),
+        support_work=rng.normal(),
+        dissipated=rng.normal(),
+        dissipated_by_term=rng.normal(size=len(DISSIPATING)),
+        balance=rng.normal(),
     )
 
 
@@ -209,7 +221,7 @@ def test_the_table_writes_every_frame_field():
     """A Frame field missing from the table would silently not reach the file."""
     written = {d.source for d in FRAME_DATASETS}
     fields = {f.name for f in dataclasses.fields(Frame)}
-    assert written == fields - {"directors", "restart"} | {"total"}
+    assert written == fields - {"directors", "restart", "terms"} | {"total"}
     assert len({d.path for d in DATASETS}) == len(DATASETS)
 
 

@@ -13,15 +13,12 @@ import pytest
 from numpy.polynomial import Polynomial
 from scipy.linalg import block_diag, eigh
 
-from rodsim.integrators.stable_step import (
-    composition_stability_factor,
-    element_max_frequencies,
-    element_stiffness,
-    stable_step,
-)
+from rodsim.integrators.stable_step import composition_stability_factor, stable_step
 from rodsim.mesh.generate import arc, straight_rod
 from rodsim.model.assembly import build_model
+from rodsim.model.rod_frequencies import element_stiffness
 from rodsim.model.sections import section_from_resultants
+from rodsim.terms.rods import element_max_frequencies
 
 FD_TOL = 1.0e-7
 

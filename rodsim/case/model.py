@@ -25,6 +25,7 @@ from rodsim.case.settings import (
     Mass,
     Spring,
 )
+from rodsim.case.term_builders import term_arrays
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh, build_mesh
 from rodsim.mesh.plate_geometry import plate_node_frames
@@ -282,6 +283,7 @@ def build(case: Case, mesh: Mesh | None = None) -> Setup:
         plate_thickness=plate_stress["h"],
         plate_allowable=plate_stress["allowable"],
         stress_points=data.output.stresses == "points",
+        term_arrays=term_arrays(mesh, frames, data),
     )
     path = _path_dof(mesh, data, model)
     notes, unheld = (), None

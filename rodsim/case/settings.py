@@ -457,3 +457,5 @@ class CaseSettings:
     solver: Solver
     output: Output
     steps: tuple[Step, ...] | None = None
+    # links between two nodes (rodsim.case.connectors.Connector)
+    connectors: tuple = ()

@@ -11,7 +11,7 @@ Cross-references (section names, set names) are resolved when the model is built
 import math
 from dataclasses import dataclass
 
-from rodsim.case import settings, units
+from rodsim.case import connectors, settings, units
 from rodsim.case.conditions import BOUNDARY, IMPERFECTION, INITIAL, LOAD, MASS, SUPPORT
 from rodsim.case.fields import (
     COUNT,
@@ -560,6 +560,7 @@ CASE = Record(
             "elastic supports: springs and dashpots to the ground, elastic foundations",
             default=(),
         ),
+        Field("connectors", connectors.CONNECTORS, connectors.DOC, default=()),
         Field(
             "loads",
             ListOf(LOAD),

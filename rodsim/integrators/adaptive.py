@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rodsim.errors import NumericalError
-from rodsim.integrators import vi_newton
+from rodsim.integrators import ledger, vi_newton
 from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import kinetic_energy
 from rodsim.integrators.vi_state import body_momenta, momenta_after, rotations
@@ -263,11 +263,15 @@ def advance_to(run, c: Control, t: float, t_stop: float, kinks: np.ndarray, stop
             _reject(c, h, max(CUT, SAFETY * err ** (-1.0 / 3.0)), t, "local error")
             continue
         k1, u1, work = energies
+        if run.ledger is not None:  # the step's work and dissipation, from its start state
+            end = t + h if kink is None else kink
+            ledger.accept_implicit(run, _step_data(run, c, t, h), sc.xi, c.work.f, c.work.tau, end)
         st.x[:] = sc.x1
         run.quat[:] = sc.q1
         st.rot[:] = sc.rot1
         st.p[:] = sc.p1
         st.pi[:] = sc.pi1
+        fterms.accept_step(run.model.terms, st.x, st.rot, t + h if kink is None else kink)
         c.xi_before[:] = run.xi
         run.xi[:] = sc.xi
         c.h_before, c.h_last = c.h_last, h

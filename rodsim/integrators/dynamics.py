@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rodsim.errors import NumericalError
-from rodsim.integrators import explicit
+from rodsim.integrators import explicit, ledger
 from rodsim.integrators.diagnostics import Diagnostics, diagnostics
 from rodsim.integrators.explicit import (
     COEFFICIENTS,
@@ -77,6 +77,8 @@ class Explicit:
     # times where a load or prescribed motion is not smooth (Model.kinks): a step across one
     # is taken as sub-steps that end on it (planning.next_split)
     kinks: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    # the energy ledger (rodsim.integrators.ledger; None: nothing can do work, compiled out)
+    ledger: "ledger.Ledger | None" = field(default=None, repr=False)
 
     @property
     def time(self) -> float:
@@ -126,6 +128,7 @@ def start(
         t0,
         step=int(step),
         kinks=np.asarray(model.kinks, dtype=float),
+        ledger=ledger.explicit(model),
     )
     log.debug(
         "explicit %s order %d, dt %g, %d nodes, %d elements, parallel %s",
@@ -144,9 +147,13 @@ def refresh_forces(run: Explicit) -> None:
     """(f, tau) and the energies at the current state and time: what a step starts from. After
     loads were changed between steps, the next step then uses the new loads at both ends."""
     m = run.model
-    args = (m.nodes, m.terms, run.state, run.work)
+    args = (m.nodes, m.terms, run.state, run.work, run.ledger)
     rest = (float(run.time), run.settings.parallel)
     run.internal, run.external = _kernel(run, explicit.compute_forces, args, rest)(*rest)
+    if run.ledger is not None:  # what the ledger's next step starts from
+        args = (run.ledger, switch(m.terms.damped), m.nodes, m.terms, run.state, run.work)
+        rest = (float(run.time), float(run.external))
+        _kernel(run, ledger.refresh, args, rest)(*rest)
 
 
 def _kernel(run: Explicit, function, args: tuple, rest: tuple) -> Callable:
@@ -185,7 +192,7 @@ def _steps(run: Explicit, cfg: Settings, t0: float, n: int, count: bool = True) 
     """n steps of the kernel with settings cfg from time t0 (the run's grid, from its current
     step, when count: the run's step counter then advances)."""
     m = run.model
-    args = (m.nodes, m.terms, run.state, cfg, run.work)
+    args = (m.nodes, m.terms, run.state, cfg, run.work, run.ledger)
     rest = (float(t0), int(run.step) if count else 0, int(n))
     done, status, u, v, max_its, sum_its = _kernel(run, explicit.advance, args, rest)(*rest)
     if count:

@@ -37,6 +37,7 @@ from rodsim.errors import NumericalError
 from rodsim.integrators import implicit
 from rodsim.integrators import vi_residual as vr
 from rodsim.interrupts import StopRequested
+from rodsim.model import forces
 from rodsim.model.prescribed import impose
 
 log = logging.getLogger(__name__)
@@ -112,16 +113,7 @@ def start(
         max_steps,
         max_iter,
         float(h0),
-        check_stability=conservative(model.loads),
-    )
-
-
-def conservative(loads) -> bool:
-    """Whether the loads derive from a potential (dead forces, gravity): only then is a
-    positive definite tangent stiffness the test of a stable equilibrium. Dead moments in 3D,
-    follower loads and follower pressure are not conservative."""
-    return not (
-        np.any(loads.follower) or np.any(loads.moment != 0.0) or np.any(loads.pressure != 0.0)
+        check_stability=forces.conservative(model.terms),
     )
 
 
@@ -352,6 +344,7 @@ def solve_load_step(eq: Equilibrium, load: float) -> LoadStep:
     first = newton(eq, load, eq.max_iter)
     if first.converged:
         eq.load = load
+        forces.accept_step(eq.model.terms, eq.x, eq.rot, load)
         return LoadStep(load, first.iterations, 0, first.history[-1], math.inf, first.history)
     log.info(
         "load %.6g: Newton alone did not converge (%d iterations); pseudo-transient "
@@ -367,4 +360,5 @@ def solve_load_step(eq: Equilibrium, load: float) -> LoadStep:
         cause = likely_cause(eq, before, load)
         raise NumericalError(f"{exc}{cause}", time=exc.time, step=exc.step) from None
     eq.load = load
+    forces.accept_step(eq.model.terms, eq.x, eq.rot, load)
     return LoadStep(load, first.iterations + more, steps, hist[-1], h, first.history + hist)

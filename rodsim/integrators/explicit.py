@@ -35,6 +35,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from rodsim.integrators import ledger
 from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.integrators.drift import drift_se3_nodes, drift_so3_nodes, kick_nodes
 from rodsim.jit import either, kernel
@@ -296,26 +297,38 @@ _forces = either(_forces_serial, _forces_parallel)  # switch: parallel
 
 
 @kernel
-def _damping(damped, nodes, terms, s, w):
+def _damped(nodes, terms, s, w, ld):
     # Lagrange-d'Alembert forces from the current momenta (in the step: p at n + 1/2, lagged
     # by half a step, which keeps the scheme explicit); serial, also in parallel runs: at 1000
     # elements a damped step costs 266 us against 105 us undamped (nodal velocities, strain
     # rates, a second force map)
-    if damped is None:
-        return
     nodal_velocities(nodes.mass, nodes.inertia, s.rot, s.p, s.pi, w.vel, w.omg)
-    forces.add_damping(terms, s.x, s.rot, w.quat, s.p, w.vel, w.omg, s.f, s.tau)
+    if ld is None:
+        forces.add_damping(terms, s.x, s.rot, w.quat, s.p, w.vel, w.omg, s.f, s.tau)
+    else:  # the same sum, each damped term's forces kept for the energy ledger too
+        ledger.capture_damping(ld, terms, s.x, s.rot, w.quat, s.p, w.vel, w.omg, s.f, s.tau)
 
 
 @kernel(inline="always")
-def compute_forces(nodes, terms, s, w, t, parallel):
+def _undamped(nodes, terms, s, w, ld):
+    pass
+
+
+# switch: terms.damped. An undamped step makes no call: a kernel takes a reference to every
+# array of the named tuples it is called with, which the ledger's (ld) made cost 0.25 us a
+# step on a 10-element rod even where the call returned at once
+_damping = either(_undamped, _damped)
+
+
+@kernel(inline="always")
+def compute_forces(nodes, terms, s, w, ld, t, parallel):
     """Overwrite (f, tau) with the forces of every term (rodsim.model.forces) at time t.
 
     Returns (internal energy, external potential). parallel: a switch (True or None). The
     parallel kernels need numba's threading layer started, which make_workspace does
-    (numba.get_num_threads)."""
+    (numba.get_num_threads). ld: the energy ledger (rodsim.integrators.ledger; None: none)."""
     u, v = _forces(parallel, terms, s, w, t)
-    _damping(terms.damped, nodes, terms, s, w)
+    _damping(terms.damped, nodes, terms, s, w, ld)
     return u, v
 
 
@@ -326,11 +339,13 @@ def _impose(prescribed, t, x0, rot0, x, rot):
     impose(prescribed, t, x0, rot0, x, rot)
 
 
+# every term's time-function window (Term.window: the loads'), written out from TERMS at
+# typing time like the force sums (rodsim.model.forces)
 @kernel
-def _set_window(prescribed, loads, a, b):
-    """The step [a, b] being taken, for the time functions (timefunc.window_time)."""
-    loads.window[0] = a
-    loads.window[1] = b
+def _set_window(prescribed, terms, a, b):
+    """The step [a, b] being taken, for the time functions (timefunc.window_time) of the terms
+    (Term.window) and of the prescribed motions."""
+    forces.set_window(terms, a, b)
     if prescribed is None:
         return
     prescribed.window[0] = a
@@ -338,13 +353,14 @@ def _set_window(prescribed, loads, a, b):
 
 
 @kernel
-def advance(m, terms, s, cfg, w, t0, k0, n_steps):
+def advance(m, terms, s, cfg, w, ld, t0, k0, n_steps):
     """Advance n_steps steps of size cfg.dt from step index k0 (time t0 + k0 dt would drift by
     round-off, so times are t0 + k dt). On entry (f, tau) must hold the forces at the current
     state. Returns (steps done, status, internal energy, external potential, max Newton
     iterations, total Newton iterations). status: OK, NEWTON_FAILED or NOT_FINITE; on failure
     the state is that of the failed step (the caller keeps its last good frame). m: the nodes
-    (rodsim.model.assembly.NodeArrays), terms: the force terms (rodsim.model.forces).
+    (rodsim.model.assembly.NodeArrays), terms: the force terms (rodsim.model.forces), ld: the
+    energy ledger (rodsim.integrators.ledger; None: compiled out).
     """
     u = 0.0
     v = 0.0
@@ -356,14 +372,14 @@ def advance(m, terms, s, cfg, w, t0, k0, n_steps):
     for k in range(n_steps):
         t_sub = t0 + (k0 + k) * cfg.dt
         if windowed:
-            _set_window(m.prescribed, terms.loads, t_sub, t0 + (k0 + k + 1) * cfg.dt)
+            _set_window(m.prescribed, terms, t_sub, t0 + (k0 + k + 1) * cfg.dt)
         for c in range(coeffs.shape[0]):
             h = coeffs[c] * cfg.dt
             _drift(cfg.parallel, m, s, cfg, w, h)
             for a in range(w.iters.shape[0]):
                 its = w.iters[a]
                 if its < 0:
-                    _set_window(m.prescribed, terms.loads, math.nan, math.nan)
+                    _set_window(m.prescribed, terms, math.nan, math.nan)
                     return k, NEWTON_FAILED, u, v, max_its, sum_its
                 sum_its += its
                 if its > max_its:
@@ -372,10 +388,15 @@ def advance(m, terms, s, cfg, w, t0, k0, n_steps):
             if c == coeffs.shape[0] - 1:
                 t_sub = t0 + (k0 + k + 1) * cfg.dt  # land exactly on the grid
             _impose(m.prescribed, t_sub, m.x0, m.rot0, s.x, s.rot)  # fixed in the drift
-            u, v = compute_forces(m, terms, s, w, t_sub, cfg.parallel)
+            u, v = compute_forces(m, terms, s, w, ld, t_sub, cfg.parallel)
             _kick(cfg.parallel, m, s, w, h)
+            if ld is not None:  # the energy ledger (None: compiled out)
+                ledger.step(ld, terms.damped, m, terms, s, w, t_sub, h, v)
+        # the terms' state (plastic slip ...) moves on once the step is taken: its last force
+        # evaluation (at the step's end, used by the next kick) already saw the trial state
+        forces.accept(terms, s.x, s.rot, w.quat, t_sub)
         if not math.isfinite(u):
-            _set_window(m.prescribed, terms.loads, math.nan, math.nan)
+            _set_window(m.prescribed, terms, math.nan, math.nan)
             return k + 1, NOT_FINITE, u, v, max_its, sum_its
-    _set_window(m.prescribed, terms.loads, math.nan, math.nan)
+    _set_window(m.prescribed, terms, math.nan, math.nan)
     return n_steps, OK, u, v, max_its, sum_its

@@ -18,7 +18,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from scipy.sparse.linalg import splu
 
 from rodsim.errors import NumericalError
-from rodsim.integrators import adaptive
+from rodsim.integrators import adaptive, ledger
 from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import Diagnostics, diagnostics
 from rodsim.integrators.explicit import GROUPS, StateArrays
@@ -31,6 +31,7 @@ from rodsim.model import forces
 from rodsim.model.assembly import Model
 from rodsim.model.prescribed import impose
 from rodsim.model.timefunc import evaluate_packed
+from rodsim.terms import GROUND, TERMS
 
 log = logging.getLogger(__name__)
 
@@ -202,26 +203,27 @@ def make_solver(model: Model, group: str) -> Solver:
 
 
 def roundoff_floor(model: Model, length: float) -> float:
-    """The weighted residual norm that round-off alone produces: an element's strains carry
-    errors ~ eps |x| / h_e (differences of coordinates of size |x|), so its forces errors
-    ~ eps C |x| / h_e; summed in quadrature over the nodes, with a safety factor of 10.
-    Newton stops below it only once the residual stops falling."""
-    rods, plates = model.rods, model.plates
-    if rods.conn.shape[0] + plates.conn.shape[0] == 0:
+    """The weighted residual norm that round-off alone produces: each term's largest force error
+    per unit relative round-off eps (Term.roundoff: an element's strains carry errors ~ eps |x|
+    / h_e, so its forces errors ~ eps C |x| / h_e; a spring's ~ eps k |x|), with coordinates of
+    size |x| <= max|x0| + length; summed in quadrature over the nodes, with a safety factor of
+    10. Newton stops below it only once the residual stops falling."""
+    if not model.n_nodes:
         return 0.0
     size = float(np.max(np.abs(model.x0))) + length
     per_element = [0.0]
-    if rods.conn.shape[0]:
-        per_element.append(
-            np.max((rods.c1.max(axis=1) * size + rods.c2.max(axis=1) / length) / rods.length)
-        )
-    if plates.conn.shape[0]:  # membrane resultants (force/length) over the element size
-        a = np.abs(plates.a_mat).max(axis=(1, 2))
-        d = np.abs(plates.d_mat).max(axis=(1, 2))
-        # nodal forces ~ A eps h_e with strain errors ~ eps |x| / h_e: A eps |x|
-        per_element.append(np.max(a * size + d / length))
+    for t in TERMS:
+        if t.roundoff is not None:
+            per_element.append(t.roundoff(t.arrays(model), size, length))
     eps = np.finfo(float).eps
     return float(10.0 * eps * math.sqrt(model.n_nodes) * max(per_element))
+
+
+def restrained(model: Model) -> bool:
+    """Whether something holds the model's rigid motions: a fixed component or a GROUND term
+    present (springs to the ground). Else the energy correction keeps both momenta."""
+    ground = (t for t in TERMS if t.role & GROUND)
+    return bool(model.fixed.any()) or any(t.present(t.arrays(model)) for t in ground)
 
 
 @kernel
@@ -277,7 +279,7 @@ def step_data(
     else:
         strains, target_x, target_rot, flags = scratch
     if mode == vr.DYNAMIC and m.terms.damped:
-        forces.strains(m.terms, x, rot, quat, strains)
+        forces.compute_strains(m.terms, x, rot, quat, strains)
     prescribed_targets(m.prescribed, t_target, m.x0, m.rot0, x, rot, target_x, target_rot, flags)
     return vr.StepData(
         x,
@@ -329,6 +331,8 @@ class Implicit:
     free_body: int = 0  # no support: the energy correction keeps both momenta
     control: "adaptive.Control | None" = field(default=None, repr=False)  # adaptive steps
     stop: Callable[[], bool] | None = field(default=None, repr=False)  # adaptive: stop asked
+    # the energy ledger (rodsim.integrators.ledger): work and dissipation of the steps taken
+    ledger: "ledger.Ledger | None" = field(default=None, repr=False)
 
     @property
     def model(self) -> Model:
@@ -392,10 +396,11 @@ def start(
         step=int(step),
         kinks=np.asarray(model.kinks, dtype=float),
         conserve=bool(conserve),
-        free_body=int(not model.fixed.any() and model.terms.supports.node.shape[0] == 0),
+        free_body=int(not restrained(model)),
     )
     if steps is not None:
         run.control = adaptive.start(run, steps, dt if h0 is None else h0)
+    run.ledger = ledger.implicit(model, state.x, state.rot, run.time)
     _energies(run)
     log.debug(
         "implicit %s, dt %g, %d nodes, %d colours",
@@ -429,11 +434,14 @@ def take_step(run: Implicit, t: float | None = None, h: float | None = None) -> 
     result, post = s.newton(sd, xi, run.tol, run.max_iter, reference)
     if not result.converged:
         return result
+    if run.ledger is not None:  # the step's work and dissipation, from its start state
+        ledger.accept_implicit(run, sd, xi, s.work.f, s.work.tau, t + h)
     w = s.work
     st.x[:] = w.x1.real
     q = w.q1.real
     run.quat[:] = q / np.linalg.norm(q, axis=1)[:, None]
     rotations(run.quat, st.rot)
+    forces.accept_step(m.terms, st.x, st.rot, t + h)
     momenta_after(rot, xi, post, h, s.se3, m.fixed, st.p, st.pi)
     run.xi[:] = xi
     return result

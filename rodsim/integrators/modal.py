@@ -18,7 +18,6 @@ outside them below 1e-6 in the M-norm) and its |lambda| below 1e-8 of the larges
 stiffness-to-mass ratio.
 """
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -30,9 +29,8 @@ import scipy.sparse.linalg as sla
 from rodsim.errors import CaseError, NumericalError
 from rodsim.integrators import implicit
 from rodsim.integrators import vi_residual as vr
-from rodsim.model import mechanism, plate, rod
-from rodsim.model.loads import pack_loads
-from rodsim.model.supports import pack_supports
+from rodsim.model import mechanism, variants
+from rodsim.terms import TERMS
 
 RIGID = 1e-8  # |lambda| / max(diag K / diag M) below which a mode may be rigid
 RIGID_SHAPE = 1e-6  # M-norm of a mode outside the rigid motions below which it is rigid
@@ -72,28 +70,48 @@ class Modes:
 
 
 def damping_matrix(model, group: str) -> sp.csc_matrix:
-    """C (6N, 6N): alpha M on the translations (mass-proportional damping), beta times the
-    elements' material stiffness at the reference (strain-rate damping; docs/theory.md,
-    "Damping") and the supports' dashpots at the reference (C_t on u, Lambda0 C_r Lambda0^T on
-    theta: psi' = Lambda0^T omega at psi = 0), in spatial increments."""
+    """C (6N, 6N) at the reference in spatial increments (u, theta), term after term of TERMS:
+    each term's damping blocks (mass-proportional damping: alpha M on the translations; the
+    supports' dashpots: C_t on u, Lambda0 C_r Lambda0^T on theta, psi' = Lambda0^T omega at
+    psi = 0; a connector's dashpots couple its two nodes), then, for the terms whose damping
+    is c times their stiffness (strain-rate damping: beta times the elements' material
+    stiffness; docs/theory.md, "Damping"), c times the symmetric part of the tangent of the
+    model holding only them (no loads, no supports)."""
     n = model.n_nodes
     blocks = np.zeros((n, 6, 6))
-    blocks[:, :3, :3] = (model.alpha * model.mass)[:, None, None] * np.eye(3)
-    s = model.supports
-    np.add.at(blocks[:, :3, :3], s.node, s.c_t)
-    np.add.at(blocks[:, 3:, 3:], s.node, np.einsum("sij,sjk,slk->sil", s.r0, s.c_r, s.r0))
+    coupled = []  # (pairs, blocks) between two nodes
+    for term in TERMS:
+        if term.damping_blocks is None:
+            continue
+        pairs, share = term.damping_blocks(term.arrays(model), model)
+        own = pairs[:, 0] == pairs[:, 1]
+        np.add.at(blocks, pairs[own, 0], share[own])
+        if not own.all():
+            coupled.append((pairs[~own], share[~own]))
     c = sp.block_diag(list(blocks), format="csc")
-    if model.beta > 0.0:
-        elastic = dataclasses.replace(
-            model,
-            loads=pack_loads(()),
-            supports=pack_supports((), model.x0, model.rot0),
-        )
+    for pairs, share in coupled:
+        c = c + _pair_matrix(n, pairs, share)
+    rates = {}  # coefficient c -> the terms damped by c times their stiffness
+    for term in TERMS:
+        if term.rate_damping is not None:
+            coef = term.rate_damping(term.arrays(model), model.beta, model.alpha)
+            if coef > 0.0:
+                rates.setdefault(coef, []).append(term.name)
+    for coef, names in rates.items():
+        elastic = variants.holding(model, names)
         quat = np.empty((n, 4))
         implicit.quaternions(model.rot0, quat)
         k0, _ = matrices(elastic, group, model.x0, model.rot0, quat, 0.0)
-        c = c + model.beta * (k0 + k0.T) * 0.5
+        c = c + coef * (k0 + k0.T) * 0.5
     return sp.csc_matrix(c)
+
+
+def _pair_matrix(n: int, pairs: np.ndarray, blocks: np.ndarray) -> sp.csc_matrix:
+    """(6N, 6N) holding the 6x6 blocks (B,6,6) at the node pairs (B,2) (repeats add up)."""
+    i = (6 * pairs[:, 0])[:, None, None] + np.arange(6)[None, :, None]
+    j = (6 * pairs[:, 1])[:, None, None] + np.arange(6)[None, None, :]
+    i, j = np.broadcast_arrays(i, j)
+    return sp.coo_matrix((blocks.ravel(), (i.ravel(), j.ravel())), shape=(6 * n, 6 * n)).tocsc()
 
 
 def matrices(
@@ -255,35 +273,18 @@ class Buckling:
 
 def prestressed(model, base, state, scale: float = 1.0):
     """The model with its reference strains shifted by scale times the change of the strain
-    measures from the configuration base to state (each (x, rot); rods: Gamma0, Omega0;
-    plates: eps0, kappa0, g0, w0): at base it then carries, on top of base's own strains,
-    scale x that change. Its tangent at base is the one of base's stresses plus the geometric
-    stiffness of the added ones, linear in them; the material stiffness is base's
-    (docs/modal.md, "Buckling")."""
-    r, p = model.rods, model.plates
-    (g1, w1), (g0, w0) = rod.strains_at(r, *state), rod.strains_at(r, *base)
-    rods = r._replace(gamma0=r.gamma0 - scale * (g1 - g0), omega0=r.omega0 - scale * (w1 - w0))
-    if p.conn.shape[0]:
-        new, old = plate.strains_at(p, *state), plate.strains_at(p, *base)
-        shifted = [
-            ref - scale * (a - b)
-            for ref, a, b in zip((p.eps0, p.kappa0, p.g0, p.w0), new, old, strict=True)
-        ]
-        p = p._replace(eps0=shifted[0], kappa0=shifted[1], g0=shifted[2], w0=shifted[3])
-    return dataclasses.replace(model, rods=rods, plates=p)
+    measures from the configuration base to state (each (x, rot); each term's `prestressed`:
+    rods Gamma0, Omega0; plates eps0, kappa0, g0, w0): at base it then carries, on top of
+    base's own strains, scale x that change. Its tangent at base is the one of base's
+    stresses plus the geometric stiffness of the added ones, linear in them; the material
+    stiffness is base's (docs/modal.md, "Buckling")."""
+    return variants.prestressed(model, base, state, scale)
 
 
 def scaled_loads(model, scale: float):
-    """The model with its loads (forces, moments, gravity, pressure) times scale; prescribed
-    motions unchanged."""
-    ld = model.loads
-    loads = ld._replace(
-        force=ld.force * scale,
-        moment=ld.moment * scale,
-        gravity=ld.gravity * scale,
-        pressure=ld.pressure * scale,
-    )
-    return dataclasses.replace(model, loads=loads)
+    """The model with its loads (forces, moments, gravity, pressure: each APPLIED term's
+    `scaled`) times scale; prescribed motions unchanged."""
+    return variants.scaled_loads(model, scale)
 
 
 def _amplitude(x0, rot0, x, rot) -> float:

@@ -30,7 +30,8 @@ from scipy.sparse.linalg import splu
 from rodsim.errors import NumericalError
 from rodsim.integrators import implicit, modal
 from rodsim.integrators import vi_residual as vr
-from rodsim.integrators.equilibrium import CONSTRAINT_TOL, Equilibrium, conservative
+from rodsim.integrators.equilibrium import CONSTRAINT_TOL, Equilibrium
+from rodsim.model import forces
 
 # Newton corrections (after the predictor) a path step aims at. A step that converged in as
 # many keeps its length and one in fewer grows: from a predictor O(Delta s^2) off the path,
@@ -72,7 +73,7 @@ class Follower:
         self.zero = np.zeros((eq.model.n_nodes, 6))
         # dead forces have no stiffness on SO3xR3 (spatial translations): J1 = J0, one
         # Jacobian (the cost of an iteration); on SE3 the body-frame residual turns them
-        self.dead = conservative(eq.model.loads) and not eq.solver.se3
+        self.dead = forces.conservative(eq.model.terms) and not eq.solver.se3
 
     def _rows(self, solver):
         eq = self.eq
@@ -148,6 +149,7 @@ def step(
             reached = abs(np.linalg.norm(moved) - path.length) <= 1e-9 * max(path.length, 1e-300)
         if it and converged and reached and constraint <= CONSTRAINT_TOL * eq.solver.length:
             eq.load = load
+            forces.accept_step(eq.model.terms, eq.x, eq.rot, load)
             if control is None:
                 path.last = moved
             path.load, path.steps = load, path.steps + 1

@@ -15,6 +15,7 @@ import numpy as np
 from rodsim.errors import CaseError
 from rodsim.integrators.stable_step import StepLimit, step_limit
 from rodsim.model.prescribed import largest_rotation_step
+from rodsim.terms import TERMS
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +49,11 @@ class Plan:
 
 
 def _fingerprint(model, order: int) -> bytes:
-    """A digest of what step_limit reads of the model (elements, supports, reference, masses,
-    damping): the analysis steps of a case build one model each, mostly the same."""
+    """A digest of what step_limit reads of the model (the arrays of every term with a
+    stable-step share, the reference, masses, damping): the analysis steps of a case build one
+    model each, mostly the same."""
     h = hashlib.blake2b(repr((order, float(model.alpha), float(model.beta))).encode())
-    parts = [model.rods._asdict(), model.plates._asdict(), model.supports._asdict()]
+    parts = [_fields(t.arrays(model)) for t in TERMS if t.stable_step is not None]
     parts.append(
         {
             "x0": model.x0,
@@ -71,6 +73,11 @@ def _fingerprint(model, order: int) -> bytes:
             else:
                 h.update(repr(value).encode())
     return h.digest()
+
+
+def _fields(arrays) -> dict:
+    """A term's arrays by field name (a NamedTuple's fields; one array: itself)."""
+    return arrays._asdict() if hasattr(arrays, "_asdict") else {"arrays": arrays}
 
 
 _LIMIT: list = [None]  # (fingerprint, StepLimit) of the last model planned

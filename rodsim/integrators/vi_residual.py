@@ -36,7 +36,8 @@ class StepData(NamedTuple):
 
     x (N,3), rot (N,3,3), quat (N,4) configuration g_k; mom (N,6) right-trivialised momentum at
     g_k (SO3xR3: spatial linear, body angular; SE3: body linear, body angular), translation
-    first; strains: the force terms' strains at g_k (damping, rodsim.model.forces.Strains);
+    first; strains: the force terms' strains at g_k (damping; one buffer per term:
+    rodsim.model.forces.make_strains);
     target_x (N,3) supported positions at k+1; target_rot (N,3) body Cayley increment to the
     prescribed rotation at k+1; rot_prescribed (N,) int64; h the step, t the load time
     (midpoint time in dynamics, the load multiplier in statics); mode DYNAMIC | STATIC;
@@ -52,7 +53,7 @@ class StepData(NamedTuple):
     rot: np.ndarray
     quat: np.ndarray
     mom: np.ndarray
-    strains: fterms.Strains
+    strains: tuple
     target_x: np.ndarray
     target_rot: np.ndarray
     rot_prescribed: np.ndarray
@@ -81,8 +82,8 @@ class Work(NamedTuple):
     f: np.ndarray
     tau: np.ndarray
     reaction: np.ndarray
-    end: fterms.Strains
-    res: fterms.Resultants
+    end: tuple
+    res: tuple
     fe: np.ndarray
     te: np.ndarray
     f2: np.ndarray

@@ -7,10 +7,10 @@ rhoI3)`` in the section frame, which at a node is the nodal frame. Point masses 
 an inertia tensor given in global axes at the reference state.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -95,19 +95,12 @@ class Model:
     plates: PlateElements = NO_PLATES
     supports: SupportArrays = pack_supports((), np.zeros((0, 3)), np.zeros((0, 3, 3)))
     stress: StressTables | None = None
+    # arrays of the terms that have no field of their own above, by Term.name (rodsim.terms)
+    term_arrays: Mapping[str, Any] = field(default_factory=dict)
 
     @cached_property
     def terms(self) -> ForceTerms:
-        return make_terms(
-            self.rods,
-            self.plates,
-            self.loads,
-            self.supports,
-            self.rot0,
-            self.mass,
-            self.beta,
-            self.alpha,
-        )
+        return make_terms(self)
 
     @cached_property
     def nodes(self) -> NodeArrays:
@@ -166,6 +159,7 @@ def build_model(
     plate_thickness=None,
     plate_allowable=None,
     stress_points: bool = False,
+    term_arrays: Mapping[str, Any] | None = None,
 ) -> Model:
     """Assemble a Model. ``sections`` is one RodSection or one per element; ``fixed`` is None
     or an (N,6) boolean array; ``end_frames`` (E,2,3,3) the reference section frames at the
@@ -176,7 +170,8 @@ def build_model(
     springs and dashpots to the ground (rodsim.model.supports); plate_thickness,
     plate_allowable (P,): what the plates' stresses are recovered with (rodsim.model.stress;
     without a thickness the model recovers rod stresses only); stress_points: keep the rods'
-    stresses at every recovery point, not only the largest."""
+    stresses at every recovery point, not only the largest; term_arrays: the arrays of terms
+    without a field of their own (Model.term_arrays), by term name."""
     x0 = np.ascontiguousarray(x0, dtype=np.float64)
     rot0 = np.ascontiguousarray(rot0, dtype=np.float64)
     conn = np.ascontiguousarray(conn, dtype=np.int64).reshape(-1, 2)
@@ -224,4 +219,5 @@ def build_model(
         stress=stress_tables(
             per_element, plates.conn.shape[0], plate_thickness, plate_allowable, stress_points
         ),
+        term_arrays=dict(term_arrays or {}),
     )

@@ -1,57 +1,32 @@
-"""The force terms of a model: the one place that lists what acts on the nodes.
+"""The sums over the force terms: the one place that adds up what acts on the nodes.
 
 Every integrator, the equilibrium solver, the energies, the support reactions and the output
-get their forces here; none of them calls a rod, plate, load or support kernel directly. The
-terms, in the order they are summed (the order is part of the results: floating-point sums are
-not associative):
+get their forces here; none of them names a term. The terms and their order are
+rodsim.terms.TERMS; their contract is rodsim.terms.contract (docs/developer.md).
 
-    term      kind      forces                                  energy     kernels (rodsim/model)
-    rods      INTERNAL  Simo-Reissner elements                  strain     rod.py
-    plates    INTERNAL  Reissner-Mindlin shells                 strain     plate_kernels.py
-    pressure  APPLIED   follower pressure on plates             (none)     loads.py
-    loads     APPLIED   nodal forces and moments, gravity       gravity's  loads.py
-    supports  GROUND    springs to the ground, foundations      strain     supports.py
-
-and the damping (Lagrange-d'Alembert) forces, added after them: rods' and plates' strain-rate
-damping (beta), mass-proportional damping (alpha), the supports' dashpots.
-
-The contract of a term (docs/developer.md walks through adding one):
-
-- arrays: a NamedTuple of arrays, one field of ForceTerms; a model without the term has
-  empty arrays in Python and None in the kernels' view (make_terms), so it never compiles the
-  term's kernels;
-- forces: a kernel adding its nodal forces and spatial moments (about the node) to f, tau (N,3)
-  at positions x (N,3), rotations rot (N,3,3) and their quaternions quat (N,4), returning its
-  energy; generic over float64 and complex128 (branches, max and abs on real parts only), so
-  the implicit scheme's Jacobian differentiates it by complex step;
-- damping, if any: the continuous form (nodal velocities, explicit scheme) and the discrete one
-  (strains at the step's ends, applied at its midpoint, implicit scheme);
-- node coupling: the node pairs its forces couple (coupled_pairs), from which the implicit
-  Jacobian's sparsity pattern and colouring are built; a term whose coupling changes per step
-  (contact) will return its current pairs and the pattern is rebuilt when they change;
-- a stiffness bound for the explicit stable step (rodsim.integrators.stable_step);
-- its kind: GROUND terms are part of the support reactions; INTERNAL and APPLIED ones are
-  what the fixed supports react to.
+The kernels below (forces, forces_parallel, add_damping, strains, add_step_damping, accept) are
+written out at typing time from TERMS (numba overloads, inlined into their callers and cached
+with them): a term absent from a model (None in ForceTerms) is left out before typing, so a
+model compiles only the terms it has.
 """
-
-from typing import NamedTuple
 
 import numpy as np
 from numba.core import types as numba_types
 from numba.experimental import structref
+from numba.extending import overload
 
 from rodsim.jit import kernel
-from rodsim.lie import so3
-from rodsim.model import plate_kernels, plate_viscous, rod, rod_viscous, supports
-from rodsim.model.loads import external_forces, gravity_forces, plate_pressure
+from rodsim.model import rod
+from rodsim.terms import ALL, APPLIED, GROUND, INTERNAL, TERMS
 
-INTERNAL = 1  # element forces: rods, plates
-APPLIED = 2  # loads: nodal forces and moments, gravity, pressure
-GROUND = 4  # elastic supports
-ALL = INTERNAL | APPLIED | GROUND
+__all__ = ["ALL", "APPLIED", "GROUND", "INTERNAL"]
 
-
-TERM_FIELDS = ("rods", "plates", "loads", "supports", "rot0", "mass", "beta", "alpha", "damped")
+SHARED_FIELDS = ("rot0", "mass", "beta", "alpha", "damped")
+TERM_FIELDS = (
+    *(t.name for t in TERMS),
+    *(t.name + "_state" for t in TERMS),
+    *SHARED_FIELDS,
+)
 
 
 @structref.register
@@ -63,11 +38,11 @@ class ForceTermsType(numba_types.StructRef):
 class ForceTerms(structref.StructRefProxy):
     """Every force term of a model, as the kernels read it (Model.terms builds it once).
 
-    rods, plates, loads, supports: the terms' arrays (NamedTuples; Python reads empty ones
-    when a term is absent, the kernels None: make_terms); rot0
-    (N,3,3) the reference frames (follower loads); mass (N,) lumped masses (gravity, alpha
-    damping); beta (time) strain-rate and alpha (1/time) mass-proportional damping; damped:
-    whether any damping force acts (beta, alpha or a dashpot).
+    One field per term of TERMS (its arrays; None in the kernels where the model has none of
+    it, the empty arrays in Python) and one per term's state (`<name>_state`: None for a term
+    without state); rot0 (N,3,3) the reference frames (follower loads); mass (N,) lumped
+    masses; beta (time) strain-rate and alpha (1/time) mass-proportional damping; damped:
+    whether any damping force acts.
 
     A numba StructRef, passed to kernels by reference: as a NamedTuple of its ~60 arrays,
     every kernel call and inlined helper taking it paid an atomic reference-count update per
@@ -85,365 +60,223 @@ structref.define_proxy(ForceTerms, ForceTermsType, list(TERM_FIELDS))
 
 
 @kernel
-def _new_terms(rods, plates, loads, supports_, rot0, mass, beta, alpha, damped):
+def _new_terms(values):
     # a cached constructor: StructRefProxy's own compiles anew in every process (3 s)
-    return ForceTerms(rods, plates, loads, supports_, rot0, mass, beta, alpha, damped)
+    return ForceTerms(*values)
 
 
-class Strains(NamedTuple):
-    """The terms' strain measures at one configuration (the implicit scheme's damping):
-    rods gamma, omega (E,3); plates eps, kappa (P,4,3), gamma (P,4,2), drill (P,4);
-    supports u, psi (S,3)."""
-
-    rod_gamma: np.ndarray
-    rod_omega: np.ndarray
-    plate_eps: np.ndarray
-    plate_kappa: np.ndarray
-    plate_gamma: np.ndarray
-    plate_drill: np.ndarray
-    support_u: np.ndarray
-    support_psi: np.ndarray
-
-
-class Resultants(NamedTuple):
-    """Scratch for viscous resultants: rods n, m (E,3); plates n, m (P,4,3), q (P,4,2),
-    r (P,4)."""
-
-    rod_n: np.ndarray
-    rod_m: np.ndarray
-    plate_n: np.ndarray
-    plate_m: np.ndarray
-    plate_q: np.ndarray
-    plate_r: np.ndarray
-
-
-def make_terms(rods, plates, loads, supports_, rot0, mass, beta, alpha) -> ForceTerms:
-    """ForceTerms with `damped` worked out.
-
-    The kernels see an absent term as None (rods, plates and supports when a model has none,
-    damped when false): a kernel branch on ``term is None`` is removed before typing
-    (rodsim.jit), so a model compiles only the terms it has. beta and alpha stay numbers (a
-    damped model compiles every damping kernel of its terms: fewer variants to compile).
-    Python reads the values as given (empty arrays, False)."""
-    dashpots = bool(np.any(supports_.c_t) or np.any(supports_.c_r))
-    damped = bool(beta > 0.0 or alpha > 0.0 or dashpots)
-    values = (rods, plates, loads, supports_, rot0, mass, float(beta), float(alpha), damped)
-    present = (
-        rods if rods.conn.shape[0] else None,
-        plates if plates.conn.shape[0] else None,
-        loads,
-        supports_ if supports_.node.shape[0] else None,
-        rot0,
-        mass,
-        float(beta),
-        float(alpha),
-        True if damped else None,
-    )
-    terms = _new_terms(*present)
+def make_terms(model) -> ForceTerms:
+    """The ForceTerms of a model: each term's arrays (TERMS[i].arrays(model)) and initial
+    state, with `damped` worked out. The kernels see an absent term (Term.present false) and a
+    term without state as None: a kernel branch on None is removed before typing (rodsim.jit),
+    so a model compiles only the terms it has. Python reads the arrays as given."""
+    arrays = [t.arrays(model) for t in TERMS]
+    pairs = list(zip(TERMS, arrays, strict=True))
+    states = [t.initial_state(a) if t.initial_state else None for t, a in pairs]
+    beta, alpha = float(model.beta), float(model.alpha)
+    damped = any(t.damped(a, beta, alpha) for t, a in pairs if t.damped)
+    shared = (model.rot0, model.mass, beta, alpha)
+    present = [a if t.present(a) else None for t, a in pairs]
+    terms = _new_terms((*present, *states, *shared, True if damped else None))
+    values = (*arrays, *states, *shared, damped)
     terms._fields = dict(zip(TERM_FIELDS, values, strict=True))  # what Python reads
+    terms._fields["_stateful"] = any(
+        s is not None and t.accept is not None for t, s in zip(TERMS, states, strict=True)
+    )
     return terms
 
 
-def make_strains(terms: ForceTerms, dtype=np.float64) -> Strains:
-    e, p, s = terms.rods.conn.shape[0], terms.plates.conn.shape[0], terms.supports.node.shape[0]
-    z = np.zeros
-    return Strains(
-        z((e, 3), dtype),
-        z((e, 3), dtype),
-        z((p, 4, 3), dtype),
-        z((p, 4, 3), dtype),
-        z((p, 4, 2), dtype),
-        z((p, 4), dtype),
-        z((s, 3), dtype),
-        z((s, 3), dtype),
-    )
+def _buffers(terms: ForceTerms, hook: str, dtype) -> tuple:
+    out = []
+    for t in TERMS:
+        make = getattr(t, hook)
+        own = getattr(terms, t.name)
+        out.append(make(own, dtype) if make is not None and t.present(own) else None)
+    return tuple(out)
 
 
-def make_resultants(terms: ForceTerms, dtype=np.float64) -> Resultants:
-    e, p = terms.rods.conn.shape[0], terms.plates.conn.shape[0]
-    z = np.zeros
-    return Resultants(
-        z((e, 3), dtype),
-        z((e, 3), dtype),
-        z((p, 4, 3), dtype),
-        z((p, 4, 3), dtype),
-        z((p, 4, 2), dtype),
-        z((p, 4), dtype),
-    )
+def make_strains(terms: ForceTerms, dtype=np.float64) -> tuple:
+    """The terms' strain buffers (the implicit scheme's damping), one per term of TERMS (None
+    for a term without one)."""
+    return _buffers(terms, "make_strains", dtype)
+
+
+def make_resultants(terms: ForceTerms, dtype=np.float64) -> tuple:
+    """The terms' viscous resultant scratch, one per term of TERMS (None without one)."""
+    return _buffers(terms, "make_resultants", dtype)
 
 
 def coupled_pairs(terms: ForceTerms) -> np.ndarray:
-    """(M,2) node pairs whose forces a term couples: the rods' ends and every pair of a plate's
-    corners (the supports couple a node only to itself)."""
-    pairs = [terms.rods.conn]
-    pc = terms.plates.conn
-    for i in range(4):
-        for j in range(i + 1, 4):
-            pairs.append(pc[:, [i, j]])
-    return np.ascontiguousarray(np.concatenate(pairs).reshape(-1, 2), dtype=np.int64)
+    """(M,2) node pairs whose forces a term couples, term after term (a term without `pairs`
+    couples a node only to itself)."""
+    pairs = [np.asarray(t.pairs(getattr(terms, t.name), terms)) for t in TERMS if t.pairs]
+    pairs.append(np.zeros((0, 2), dtype=np.int64))
+    return np.ascontiguousarray(np.concatenate([p.reshape(-1, 2) for p in pairs]), dtype=np.int64)
 
 
-# --- forces ---------------------------------------------------------------------------------
-
-quaternions = rod.node_quaternions  # quat[a] of rot[a] for lo <= a < hi: what the terms read
+# --- the compiled sums ---------------------------------------------------------------------
 
 
-@kernel
-def _plate_forces(plates, loads, x, rot, t, f, tau, select):
-    """Add the plates' elastic forces (INTERNAL) and pressure (APPLIED); returns their
-    energy. plates None: the model has none (the rest is compiled out)."""
-    if plates is None:
-        return 0.0
-    u = 0.0
-    if select & INTERNAL:
-        u += plate_kernels.assemble_plate_forces(plates, x, rot, f, tau)
-    if select & APPLIED:
-        plate_pressure(loads, plates, t, x, rot, f)
-    return u
+def _present(terms_type, hook: str):
+    """(index, term) of the terms that a ForceTerms type holds and that have `hook`."""
+    fields = dict(terms_type.field_dict)
+    return [
+        (i, t)
+        for i, t in enumerate(TERMS)
+        if getattr(t, hook) is not None and not isinstance(fields[t.name], numba_types.NoneType)
+    ]
 
 
-@kernel
-def _support_forces(springs, x, quat, f, tau, select):
-    """Add the elastic supports' spring forces (GROUND); returns their energy. springs None:
-    the model has none."""
-    if springs is None:
-        return 0.0
-    if select & GROUND:
-        return supports.support_forces(springs, x, quat, f, tau)
-    return 0.0
-
-
-@kernel(inline="always")
-def _after_rods(terms, x, rot, quat, t, f, tau, select):
-    """Add every term but the rods; returns (their energy, the external potential)."""
-    u = _plate_forces(terms.plates, terms.loads, x, rot, t, f, tau, select)
-    v = 0.0
-    if select & APPLIED:
-        v = external_forces(terms.loads, t, x, rot, terms.rot0, terms.mass, f, tau)
-    u += _support_forces(terms.supports, x, quat, f, tau, select)
-    return u, v
-
-
-@kernel(inline="always")
-def forces(terms, x, rot, quat, t, f, tau, select):
-    """Overwrite f, tau (N,3) with the forces and moments of the terms of kinds `select`
-    (INTERNAL | APPLIED | GROUND) at time t (equilibrium: the load multiplier). Returns
-    (internal energy: elements and springs, external potential: gravity). Serial; generic over
-    float64 and complex128."""
-    f[:] = 0.0
-    tau[:] = 0.0
-    u = 0.0
-    if select & INTERNAL:
-        u = _rod_forces(terms.rods, x, rot, quat, f, tau)
-    du, v = _after_rods(terms, x, rot, quat, t, f, tau, select)
-    return u + du, v
-
-
-@kernel
-def _rod_forces(rods, x, rot, quat, f, tau):
-    """Add the rod elements' forces; returns their energy. rods None: the model has none."""
-    if rods is None:
-        return 0.0
-    return rod.assemble_forces(rods, x, rot, quat, f, tau)
-
-
-@kernel
-def _rod_forces_parallel(rods, x, rot, quat, f, tau, work):
-    if rods is None:  # a plate model on all cores: the gather below starts f, tau from zero
-        f[:] = 0.0
-        tau[:] = 0.0
-        return 0.0
-    return rod.assemble_forces_parallel(
-        rods, x, rot, quat, f, tau, work.elem, work.element_blocks, work.block_energy, True
+def _sum(name: str, params: str, write):
+    """A kernel-callable `name(terms, <params>)` whose body write(present(hook), scope) writes
+    at typing time (source lines over the present terms), inlined into its caller."""
+    # numba matches the typing function's signature to the stub's: both written out
+    scope = {"write": write, "build": _build}
+    exec(
+        f"def {name}(terms, {params}):\n    raise TypeError('call from a kernel')\n\n"
+        f"def typing(terms, {params}):\n    return build(write, terms, {params!r})\n",
+        scope,
     )
+    stub, typing = scope[name], scope["typing"]
+    overload(stub, inline="always")(typing)
+    return stub
 
 
-@kernel(inline="always")
-def forces_parallel(terms, x, rot, quat, t, f, tau, work):
-    """forces(..., ALL) with the rods assembled in parallel (float64). work: the rods' scratch
-    (elem (E,2,6), element_blocks (B+1,), block_energy (B,); rodsim.integrators.explicit.
-    Workspace). The gather starts each node from zero: no serial pass over f, tau."""
-    u = _rod_forces_parallel(terms.rods, x, rot, quat, f, tau, work)
-    du, v = _after_rods(terms, x, rot, quat, t, f, tau, ALL)
-    return u + du, v
+def _build(write, terms, params: str):
+    lines, env = write(terms)
+    body = "\n".join("    " + line for line in lines) or "    pass"
+    exec(f"def impl(terms, {params}):\n{body}\n", env)
+    return env["impl"]
 
 
-@kernel
-def add_damping(terms, x, rot, quat, p, vel, omg, f, tau):
-    """Add the damping forces of the rates vel, omg (N,3) (spatial velocities and angular
-    velocities; p (N,3) the linear momenta m vel) to f, tau. They sum to zero force and moment
-    (mass damping and dashpots excepted), so damping leaves a free body's momenta alone."""
-    _viscous_damping(terms.beta, terms.rods, terms.plates, x, rot, quat, vel, omg, f, tau)
-    _mass_damping(terms.alpha, p, f)
-    _dashpots(terms.supports, quat, vel, omg, f, tau)
+def _call(i: int, t, hook: str, args: str) -> str:
+    return f"k{i}_{hook}(terms.{t.name}, terms.{t.name}_state, terms, {args})"
 
 
-@kernel
-def _viscous_damping(beta, rods, plates, x, rot, quat, vel, omg, f, tau):
-    if not beta > 0.0:
-        return
-    _rod_damping(rods, x, rot, quat, vel, omg, beta, f, tau)
-    _plate_damping(plates, x, rot, vel, omg, beta, f, tau)
+def _env(present, hook):
+    return {f"k{i}_{hook}": getattr(t, hook) for i, t in present}
 
 
-@kernel
-def _rod_damping(rods, x, rot, quat, vel, omg, beta, f, tau):
-    if rods is None:
-        return
-    rod_viscous.damping_forces(rods, x, rot, quat, vel, omg, beta, f, tau)
+def _write_forces(terms):
+    present = _present(terms, "forces")
+    lines = ["f[:] = 0.0", "tau[:] = 0.0", "u = 0.0", "v = 0.0"]
+    for i, t in present:
+        lines += [
+            f"if select & {t.role}:",
+            f"    du, dv = {_call(i, t, 'forces', 'x, rot, quat, t, f, tau')}",
+            "    u += du",
+            "    v += dv",
+        ]
+    return [*lines, "return u, v"], _env(present, "forces")
 
 
-@kernel
-def _plate_damping(plates, x, rot, vel, omg, beta, f, tau):
-    if plates is None:
-        return
-    plate_viscous.plate_damping_forces(plates, x, rot, vel, omg, beta, f, tau)
+def _write_forces_parallel(terms):
+    present = _present(terms, "forces")
+    env = _env(present, "forces")
+    lines = ["u = 0.0", "v = 0.0"]
+    first = present[0] if present and present[0][1].forces_parallel is not None else None
+    if first is None:
+        lines += ["f[:] = 0.0", "tau[:] = 0.0"]
+    for i, t in present:
+        if (i, t) == first:
+            env[f"k{i}_forces_parallel"] = t.forces_parallel
+            call = _call(i, t, "forces_parallel", "x, rot, quat, t, f, tau, work")
+        else:
+            call = _call(i, t, "forces", "x, rot, quat, t, f, tau")
+        lines += [f"du, dv = {call}", "u += du", "v += dv"]
+    return [*lines, "return u, v"], env
 
 
-@kernel
-def _mass_damping(alpha, p, f):
-    if not alpha > 0.0:
-        return
-    for a in range(p.shape[0]):
-        for k in range(3):
-            f[a, k] -= alpha * p[a, k]
+def _write_each(hook: str, args: str):
+    def write(terms):
+        present = _present(terms, hook)
+        return [_call(i, t, hook, args.format(i=i)) for i, t in present], _env(present, hook)
+
+    return write
 
 
-@kernel
-def _dashpots(springs, quat, vel, omg, f, tau):
-    if springs is None:
-        return
-    supports.support_damping_forces(springs, quat, vel, omg, f, tau)
+forces = _sum("forces", "x, rot, quat, t, f, tau, select", _write_forces)
+forces.__doc__ = """forces(terms, x, rot, quat, t, f, tau, select) -> (u, v): overwrite f, tau
+(N,3) with the forces and moments of the terms whose role is in `select` (INTERNAL | APPLIED |
+GROUND) at time t (equilibrium: the load multiplier). Returns (stored energy: elements and
+springs, external potential: gravity). Serial; generic over float64 and complex128."""
 
+forces_parallel = _sum("forces_parallel", "x, rot, quat, t, f, tau, work", _write_forces_parallel)
+forces_parallel.__doc__ = """forces(..., ALL) with the first term's forces on all cores (its
+forces_parallel; float64). work: the explicit workspace (rodsim.integrators.explicit.Workspace).
+"""
 
-@kernel
-def strains(terms, x, rot, quat, out):
-    """The strains the discrete damping needs (Strains out) at a configuration."""
-    _viscous_strains(terms.beta, terms.rods, terms.plates, x, rot, quat, out)
-    _support_strains(terms.supports, x, quat, out)
+add_damping = _sum(
+    "add_damping",
+    "x, rot, quat, p, vel, omg, f, tau",
+    _write_each("damping", "x, rot, quat, p, vel, omg, f, tau"),
+)
+add_damping.__doc__ = """Add the damping forces of the rates vel, omg (N,3) (spatial velocities
+and angular velocities; p (N,3) the linear momenta m vel) to f, tau."""
 
+strains = _sum("strains", "x, rot, quat, out", _write_each("strains", "x, rot, quat, out[{i}]"))
+strains.__doc__ = """The strains the discrete damping needs at a configuration, into the terms'
+buffers out (make_strains)."""
 
-@kernel
-def _viscous_strains(beta, rods, plates, x, rot, quat, out):
-    if not beta > 0.0:
-        return
-    _rod_strains(rods, x, rot, quat, out)
-    _plate_strains(plates, x, rot, out)
+add_step_damping = _sum(
+    "add_step_damping",
+    "start, end, res, x1, r1, q1, xb, rb, qb, xi, h, se3, f, tau",
+    _write_each(
+        "step_damping", "start[{i}], end[{i}], res[{i}], x1, r1, q1, xb, rb, qb, xi, h, se3, f, tau"
+    ),
+)
+add_step_damping.__doc__ = """Add the implicit scheme's damping forces of a step of size h to f,
+tau: each term's Lagrange-d'Alembert forces of the step from its strains `start` at g_k and
+`end` (scratch) at g_k+1 = x1, r1, q1, applied through the midpoint xb, rb, qb; xi the step
+velocity (docs/implicit_scheme.md). Generic over float64 and complex128."""
 
+set_window = _sum("set_window", "a, b", _write_each("window", "a, b"))
+set_window.__doc__ = """The step [a, b] being taken (NaN: none), for the terms' time functions
+(Term.window; rodsim.model.timefunc.window_time)."""
 
-@kernel
-def _rod_strains(rods, x, rot, quat, out):
-    if rods is None:
-        return
-    rod_viscous.element_strains(rods, x, rot, quat, out.rod_gamma, out.rod_omega)
-
-
-@kernel
-def _plate_strains(plates, x, rot, out):
-    if plates is None:
-        return
-    plate_kernels.plate_strains(
-        plates, x, rot, out.plate_eps, out.plate_kappa, out.plate_gamma, out.plate_drill
-    )
-
-
-@kernel
-def _support_strains(springs, x, quat, out):
-    if springs is None:
-        return
-    supports.support_strains(springs, x, quat, out.support_u, out.support_psi)
-
-
-@kernel
-def add_step_damping(terms, start, end, res, x1, r1, q1, xb, rb, qb, xi, h, se3, f, tau):
-    """Add the implicit scheme's damping forces of a step of size h to f, tau: viscous
-    resultants of the strain increments (strains `start` at g_k, `end` (scratch) at g_k+1 =
-    x1, r1, q1) applied through the midpoint xb, rb, qb (a Lagrange-d'Alembert force
-    orthogonal to rigid motions, so both momenta stay exact; docs/implicit_scheme.md), and mass
-    damping -alpha m v of the step velocity xi[:, :3] (spatial; SE3: body, turned by the midpoint
-    frame). res: resultant scratch. Generic over float64 and complex128."""
-    _step_viscous(
-        terms.beta, terms.rods, terms.plates, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau
-    )
-    _step_dashpots(terms.supports, start, end, x1, q1, qb, h, f, tau)
-    _step_mass_damping(terms.alpha, terms.mass, xi, rb, se3, f)
+accept = _sum("accept", "x, rot, quat, t", _write_each("accept", "x, rot, quat, t"))
+accept.__doc__ = """Update the terms' state after an accepted step ending at x, rot, quat, t."""
 
 
 @kernel
-def _step_viscous(beta, el, plates, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau):
-    if not beta > 0.0:
-        return
-    _step_rod_viscous(el, beta, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau)
-    _step_plate_viscous(plates, beta, start, end, res, x1, r1, xb, rb, h, f, tau)
+def _forces(terms, x, rot, quat, t, f, tau, select):
+    return forces(terms, x, rot, quat, t, f, tau, select)
 
 
 @kernel
-def _step_rod_viscous(el, beta, start, end, res, x1, r1, q1, xb, rb, qb, h, f, tau):
-    if el is None:
-        return
-    rod_viscous.element_strains(el, x1, r1, q1, end.rod_gamma, end.rod_omega)
-    c = beta / h
-    for e in range(el.conn.shape[0]):
-        for k in range(3):
-            res.rod_n[e, k] = c * el.c1[e, k] * (end.rod_gamma[e, k] - start.rod_gamma[e, k])
-            res.rod_m[e, k] = c * el.c2[e, k] * (end.rod_omega[e, k] - start.rod_omega[e, k])
-    rod_viscous.resultant_forces(el, xb, rb, qb, res.rod_n, res.rod_m, f, tau)
+def compute_strains(terms, x, rot, quat, out):
+    """strains() callable from Python."""
+    strains(terms, x, rot, quat, out)
 
 
 @kernel
-def _step_plate_viscous(pl, beta, start, end, res, x1, r1, xb, rb, h, f, tau):
-    if pl is None:
-        return
-    pe, pk, pg, pd = end.plate_eps, end.plate_kappa, end.plate_gamma, end.plate_drill
-    plate_kernels.plate_strains(pl, x1, r1, pe, pk, pg, pd)
-    c = 1.0 / h
-    for e in range(pl.conn.shape[0]):
-        for s in range(4):
-            for k in range(3):
-                pe[e, s, k] = c * (pe[e, s, k] - start.plate_eps[e, s, k])
-                pk[e, s, k] = c * (pk[e, s, k] - start.plate_kappa[e, s, k])
-            for k in range(2):
-                pg[e, s, k] = c * (pg[e, s, k] - start.plate_gamma[e, s, k])
-            pd[e, s] = c * (pd[e, s] - start.plate_drill[e, s])
-    plate_viscous.viscous_resultants(
-        pl, beta, pe, pk, pg, pd, res.plate_n, res.plate_m, res.plate_q, res.plate_r
-    )
-    plate_kernels.plate_resultant_forces(
-        pl, xb, rb, res.plate_n, res.plate_m, res.plate_q, res.plate_r, f, tau
-    )
-
-
-@kernel
-def _step_dashpots(sp, start, end, x1, q1, qb, h, f, tau):
-    if sp is None:
-        return
-    supports.support_strains(sp, x1, q1, end.support_u, end.support_psi)
-    supports.support_step_damping(
-        sp, start.support_u, start.support_psi, end.support_u, end.support_psi, qb, h, f, tau
-    )
-
-
-@kernel
-def _step_mass_damping(alpha, mass, xi, rb, se3, f):
-    if not alpha > 0.0:
-        return
-    for a in range(f.shape[0]):
-        c = alpha * mass[a]
-        v = (xi[a, 0], xi[a, 1], xi[a, 2])
-        if se3:
-            v = so3.matvec(so3.mat_at(rb, a), v)
-        for k in range(3):
-            f[a, k] -= c * v[k]
+def _accept(terms, x, rot, quat, t):
+    accept(terms, x, rot, quat, t)
 
 
 # --- derived quantities (Python side) -------------------------------------------------------
 
+quaternions = rod.node_quaternions  # quat[a] of rot[a] for lo <= a < hi: what the terms read
+
+
+def _quat(rot):
+    quat = np.empty((rot.shape[0], 4))
+    quaternions(rot, quat, 0, rot.shape[0])
+    return quat
+
 
 def _serial(terms: ForceTerms, x, rot, t: float, select: int):
-    f, tau, quat = np.zeros_like(x), np.zeros_like(x), np.empty((x.shape[0], 4))
-    quaternions(rot, quat, 0, x.shape[0])
-    u, v = forces(terms, x, rot, quat, float(t), f, tau, select)
+    f, tau = np.zeros_like(x), np.zeros_like(x)
+    u, v = _forces(terms, x, rot, _quat(rot), float(t), f, tau, select)
     return f, tau, u, v
+
+
+def accept_step(terms: ForceTerms, x, rot, t: float) -> None:
+    """Run the terms' accept hooks after an accepted step (Python-driven schemes); nothing to
+    do (and no call) when no term has state."""
+    if not terms._fields["_stateful"]:
+        return
+    _accept(terms, x, rot, _quat(rot), float(t))
 
 
 def energies(terms: ForceTerms, x, rot, t: float) -> tuple[float, float]:
@@ -467,54 +300,62 @@ def load_totals(terms: ForceTerms, x, rot, t: float):
     (3,) of gravity (its own, so that a node's loads are not lost in the round-off of its
     weight). Several loads on one node add, as in the kernels."""
     f, tau = applied_loads(terms, x, rot, t)
-    g = gravity_forces(terms.loads, terms.mass, t)
+    g = np.zeros_like(x)
+    for term in TERMS:
+        if term.weight is not None:
+            g += term.weight(getattr(terms, term.name), terms.mass, t)
     f -= g  # node by node, so that a node with no load but its weight gives exactly 0
     return f.sum(axis=0), (np.cross(x, f) + tau).sum(axis=0), g.sum(axis=0)
 
 
+def conservative(terms: ForceTerms) -> bool:
+    """Whether every applied load derives from a potential (dead forces, gravity): only then is
+    a positive definite tangent stiffness the test of a stable equilibrium."""
+    return all(t.conservative(getattr(terms, t.name)) for t in TERMS if t.role & APPLIED)
+
+
 def reactions(terms: ForceTerms, fixed: np.ndarray, x, rot, t: float, vel=None, omg=None):
     """Forces and moments (N,3) the supports exert on the nodes: in fixed components minus the
-    element forces and applied loads, elsewhere the elastic supports' springs and, at the
-    nodal velocities vel and angular velocities omg (N,3) if given, their dashpots (a
-    component both fixed and sprung: the two together supply minus the rest). The nodes'
-    inertia and the elements' damping forces are not included."""
+    element forces and applied loads, elsewhere the GROUND terms' forces and, at the nodal
+    velocities vel and angular velocities omg (N,3) if given, their damping (a component both
+    fixed and sprung: the two together supply minus the rest). The nodes' inertia and the
+    elements' damping forces are not included."""
     f, tau = _serial(terms, x, rot, t, INTERNAL | APPLIED)[:2]
-    if terms.supports.node.shape[0] == 0:
+    ground = [g for g in TERMS if g.role & GROUND and g.present(getattr(terms, g.name))]
+    if not ground:
         return np.where(fixed[:, :3], -f, 0.0), np.where(fixed[:, 3:], -tau, 0.0)
     g, m = _serial(terms, x, rot, t, GROUND)[:2]
     if vel is not None:
-        quat = np.empty((x.shape[0], 4))
-        quaternions(rot, quat, 0, x.shape[0])
-        supports.support_damping_forces(terms.supports, quat, vel, omg, g, m)
+        quat, p = _quat(rot), np.zeros_like(x)
+        for term in ground:
+            if term.damping is not None:
+                own = getattr(terms, term.name)
+                state = getattr(terms, term.name + "_state")
+                term.damping(own, state, terms, x, rot, quat, p, vel, omg, g, m)
     return np.where(fixed[:, :3], -f, g), np.where(fixed[:, 3:], -tau, m)
 
 
-def fields(terms: ForceTerms, x, rot, with_energy: bool = False) -> dict:
-    """The terms' per-element output fields at a state, keyed by Frame attribute: rods force,
-    moment (section resultants), strain, curvature (minus the reference strains), all (E,3) in
-    the section frame; plates plate_membrane, plate_bending (P,3), plate_shear (P,2) at the
-    element centres (absent without plates). with_energy: also "energy", the internal energy
-    (elements and springs)."""
-    el, pl = terms.rods, terms.plates
-    e = el.conn.shape[0]
-    gamma, kappa, force, moment = (np.empty((e, 3)) for _ in range(4))
-    energy = rod.element_fields(el, x, rot, gamma, kappa, force, moment) if e else 0.0
-    # element_fields gives Gamma - Gamma0 and Omega - Omega0 already
-    out = {"force": force, "moment": moment, "strain": gamma, "curvature": kappa}
-    p = pl.conn.shape[0]
-    if p:
-        out["plate_membrane"], out["plate_bending"] = np.empty((p, 3)), np.empty((p, 3))
-        out["plate_shear"] = np.empty((p, 2))
-        plate_kernels.plate_fields(
-            pl, x, rot, out["plate_membrane"], out["plate_bending"], out["plate_shear"]
-        )
+def fields(terms: ForceTerms, x, rot, with_energy: bool = False, own_only: bool = False) -> dict:
+    """The terms' per-element output fields at a state, keyed by Frame attribute (each term's
+    `fields` hook: rods force, moment, strain, curvature (E,3); plates plate_membrane,
+    plate_bending (P,3), plate_shear (P,2) where there are plates), and "terms": the
+    datasets the terms declare (Term.datasets), keyed by path (Frame.terms; absent where
+    no term gives any). with_energy: also "energy", the stored energy (elements and
+    springs), summed term after term. own_only: only the terms with datasets of their own
+    that the model has (their mesh datasets go with every frame)."""
+    out, energy, quat = {}, 0.0, None
+    for t in TERMS:
+        if t.fields is None or (own_only and not t.datasets):
+            continue
+        own, state = getattr(terms, t.name), getattr(terms, t.name + "_state")
+        if own_only and not t.present(own):
+            continue
+        quat = _quat(rot) if quat is None else quat
+        values, e = t.fields(own, x, rot, quat, with_energy, state=state)
+        declared = {d["path"] for d in t.datasets or ()}
+        for key, value in values.items():
+            (out.setdefault("terms", {}) if key in declared else out)[key] = value
+        energy += e
     if with_energy:
-        scratch = np.zeros_like(x), np.zeros_like(x)
-        if p:
-            energy += plate_kernels.assemble_plate_forces(pl, x, rot, *scratch)
-        if terms.supports.node.shape[0]:
-            quat = np.empty((x.shape[0], 4))
-            quaternions(rot, quat, 0, x.shape[0])
-            energy += supports.support_forces(terms.supports, x, quat, *scratch)
         out["energy"] = energy
     return out

@@ -1,14 +1,15 @@
 """Free rigid motions of a model, and what its loads do along them (docs/mechanisms.md).
 
-A rigid motion of a connected part of the structure (its rods and plates joined through
-shared nodes) is u_a = t + omega x (x_a - c), theta_a = omega at its nodes a, with c the part's
-centroid: six of them, translations t along e1, e2, e3 and rotations omega about them. It is
-free when no support restrains it: every fixed or prescribed component of it is zero, and the
-elastic supports' stiffness along it, r^T K_s r, is below RESTRAINT of the part's own
-bending stiffness scale B / L^3 (bending_scale). K_s is the supports' tangent at the
-reference, taken from the supports alone (support_work): the elements' stiffness (GA / h on
-fine meshes of shear-rigid sections) leaves no round-off in it, and neither it nor the mesh
-enters the scale.
+A rigid motion of a connected part of the structure (the nodes that its INTERNAL terms join:
+rods, plates, connectors, through their node pairs) is u_a = t + omega x (x_a - c),
+theta_a = omega at its nodes a, with c the part's centroid: six of them, translations t along
+e1, e2, e3 and rotations omega about them. It is free when nothing restrains it: every fixed
+or prescribed component of it is zero, and the stiffness along it, r^T K_s r, of the terms
+that restrain rigid motions (their `restraint` hook: the elastic supports; a connector in
+global axes) is below RESTRAINT of the part's own bending stiffness scale B / L^3
+(bending_scale). K_s is those terms' tangent at the reference, from them alone
+(support_work): the elements' stiffness (GA / h on fine meshes of shear-rigid sections)
+leaves no round-off in it, and neither it nor the mesh enters the scale.
 
 An equilibrium needs the loads balanced along every free motion. Along a free translation
 a net dead force has no balance at all (the potential -F.t falls without bound); along a
@@ -19,14 +20,14 @@ unique: holding m components at one node, chosen to fix exactly the m free motio
 one solution and carries no load.
 """
 
-import dataclasses
 from typing import NamedTuple
 
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from rodsim.model import forces
+from rodsim.model import forces, variants
+from rodsim.terms import INTERNAL, TERMS
 
 DOFS = ("ux", "uy", "uz", "rx", "ry", "rz")
 # a rigid motion is free when its constraints vanish to this (relative to the motion's size)
@@ -58,14 +59,15 @@ class FreeMotions(NamedTuple):
 
 
 def parts(model) -> np.ndarray:
-    """(N,) the connected part of each node: nodes joined by rod or plate elements (a copy:
-    the last connectivity's labels are kept, as every analysis step of a case has the same)."""
-    conn = np.ascontiguousarray(model.rods.conn, dtype=np.int64)
-    plates = np.ascontiguousarray(model.plates.conn, dtype=np.int64)
-    key = (model.n_nodes, conn.tobytes(), plates.tobytes())
+    """(N,) the connected part of each node: nodes joined by the node pairs of the INTERNAL
+    terms (rod and plate elements, connectors; a part is labelled by the order of its lowest
+    node) (a copy: the last connectivity's labels are kept, as every analysis step of a case
+    has the same)."""
+    pairs = joined(model)
+    key = (model.n_nodes, pairs.tobytes())
     last = _PARTS[0]
     if last is None or last[0] != key:
-        last = (key, _parts(model.n_nodes, conn, plates))
+        last = (key, _parts(model.n_nodes, pairs))
         _PARTS[0] = last  # one assignment: threads see an old pair or a new one, never mixed
     return last[1].copy()
 
@@ -73,11 +75,19 @@ def parts(model) -> np.ndarray:
 _PARTS: list = [None]  # (key, labels) of the last connectivity
 
 
-def _parts(n: int, conn: np.ndarray, plates: np.ndarray) -> np.ndarray:
-    conn = conn.reshape(-1, 2)
-    plates = plates.reshape(-1, 4)
-    edges = [conn] + [plates[:, [i, (i + 1) % 4]] for i in range(4)]
-    pairs = np.concatenate(edges) if edges else np.zeros((0, 2), dtype=np.int64)
+def joined(model) -> np.ndarray:
+    """(M,2) int64 the node pairs that the INTERNAL terms join (their `pairs`), term after
+    term; loads coupling nodes (a follower pressure) join nothing."""
+    terms = model.terms
+    pairs = [
+        np.asarray(t.pairs(t.arrays(model), terms), dtype=np.int64).reshape(-1, 2)
+        for t in TERMS
+        if t.role & INTERNAL and t.pairs is not None
+    ]
+    return np.ascontiguousarray(np.concatenate([*pairs, np.zeros((0, 2), dtype=np.int64)]))
+
+
+def _parts(n: int, pairs: np.ndarray) -> np.ndarray:
     graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
     return connected_components(graph, directed=False)[1]
 
@@ -134,44 +144,35 @@ def free_motions(model, group: str, times=(1.0,)) -> list[FreeMotions]:
 
 
 def support_work(model, nodes: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """(6, 6) the supports' stiffness along the rigid motions r (K, 6, 6) of the part with
-    nodes (K,) (sorted): r^T K_s r with K_s their tangent at the reference, exactly (no
-    element in it). There u = 0 and psi = Lambda0^T theta, so a support stores
-    1/2 (u.K_t u + psi.K_r psi) (rodsim/model/supports.py)."""
-    sup = model.supports
-    mine = np.isin(sup.node, nodes)
-    if not mine.any():
-        return np.zeros((6, 6))
-    at = r[np.searchsorted(nodes, sup.node[mine])]  # (S, 6, 6) the motions at the supports
-    psi = np.einsum("sji,sjm->sim", sup.r0[mine], at[:, 3:])  # reference-frame components
-    return np.einsum("sim,sij,sjn->mn", at[:, :3], sup.k_t[mine], at[:, :3]) + np.einsum(
-        "sim,sij,sjn->mn", psi, sup.k_r[mine], psi
-    )
+    """(6, 6) the stiffness along the rigid motions r (K, 6, 6) of the part with nodes (K,)
+    (sorted) of the terms that restrain rigid motions: the sum of their `restraint`, r^T K r
+    with K a term's tangent at the reference, exactly (no element in it; a support stores
+    1/2 (u.K_t u + psi.K_r psi) with u = 0 and psi = Lambda0^T theta there)."""
+    total = None
+    for term in TERMS:
+        if term.restraint is not None:
+            w = term.restraint(term.arrays(model), nodes, r)
+            if w is not None:
+                total = w if total is None else total + w
+    return np.zeros((6, 6)) if total is None else total
 
 
 def bending_scale(model, labels: np.ndarray, label_node: int, size: float) -> float:
     """B / L^3, the part's bending stiffness scale (force per length): B its stiffest bending
-    stiffness, the rods' EI2, EI3 and the plates' D11, D22 times the part's extent L = size
-    (a strip as wide as the part); 0 for a part without elements."""
+    stiffness over the terms' `bending` (the rods' EI2, EI3 and the plates' D11, D22 times the
+    part's extent L = size, a strip as wide as the part); 0 for a part without elements."""
     label = labels[label_node]
-    rods = labels[model.rods.conn[:, 0]] == label
-    plates = labels[model.plates.conn[:, 0]] == label
-    stiff = [model.rods.c2[rods, 1:].ravel()]
-    stiff.append(model.plates.d_mat[plates][:, [0, 1], [0, 1]].ravel() * size)
+    stiff = [np.zeros(0)]
+    for term in TERMS:
+        if term.bending is not None:
+            stiff.append(np.asarray(term.bending(term.arrays(model), labels, label, size)))
     return float(np.concatenate(stiff).max(initial=0.0)) / size**3
 
 
 def dead_forces(model, t: float = 1.0) -> np.ndarray:
     """(N,3) the dead forces of model at time t, gravity included (follower loads and
-    pressure, which turn with the structure, left out)."""
-    ld = model.loads
-    follower = ld.follower[:, None] != 0
-    dead = ld._replace(
-        force=np.where(follower, 0.0, ld.force),
-        moment=np.zeros_like(ld.moment),
-        pressure=np.zeros_like(ld.pressure),
-    )
-    only = dataclasses.replace(model, loads=dead)
+    pressure, which turn with the structure, left out: the APPLIED terms' `dead`)."""
+    only = variants.dead_loads(model)
     return forces.applied_loads(only.terms, model.x0, model.rot0, t)[0]
 
 

@@ -89,8 +89,7 @@ def results_figure(path, what: str = "energy", against=None):
         title = f.attrs.get("title", "") or path.stem
         fig, ax = plt.subplots(figsize=FIGSIZE, constrained_layout=True)
         if what == "energy":
-            for q in ("kinetic", "internal", "external", "total"):
-                ax.plot(t, f[f"energy/{q}"][:n], label=q)
+            _energy(f, t, ax, n)
             ax.set_ylabel(display_units.axis_label("energy", "energy", system))
         elif what == "momentum":
             for q in ("linear", "angular"):
@@ -112,6 +111,44 @@ def results_figure(path, what: str = "energy", against=None):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small", ncol=2)
     return fig
+
+
+# the energy ledger's curves (docs/results.md, "Energy ledger"), where the file has them
+LEDGER = (
+    ("external_work", "external work"),
+    ("support_work", "support work"),
+    ("dissipated", "dissipated"),
+)
+
+
+def _energy(f, t, ax, n: int) -> None:
+    """The energies (kinetic, internal, external potential, total) and the energy ledger:
+    the work of the loads and of moving supports, the energy dissipated (each term's too
+    where more than one dissipates) and the balance, dashed; a ledger curve that is all NaN
+    (an equilibrium) or all 0 (nothing does that work) is left out."""
+    for q in ("kinetic", "internal", "external", "total"):
+        ax.plot(t, f[f"energy/{q}"][:n], label=q)
+    for q, label in LEDGER:
+        values = f[f"energy/{q}"][:n] if f"energy/{q}" in f else np.zeros(0)
+        if np.any(np.isfinite(values) & (values != 0.0)):
+            ax.plot(t, values, label=label)
+    if "energy/dissipated_by_term" in f:
+        by_term = f["energy/dissipated_by_term"][:n]
+        names = ledger_columns(f, by_term.shape[1])
+        used = [j for j in range(by_term.shape[1]) if np.any(np.nan_to_num(by_term[:, j]) != 0)]
+        if len(used) > 1:
+            for j in used:
+                ax.plot(t, by_term[:, j], ls=":", label=f"dissipated by {names[j]}")
+    if "energy/balance" in f and np.any(np.isfinite(f["energy/balance"][:n])):
+        ax.plot(t, f["energy/balance"][:n], "k--", label="balance")
+
+
+def ledger_columns(f, count: int) -> list[str]:
+    """The names of energy/dissipated_by_term's columns, as its description lists them (a
+    file from another version of rodsim may have other terms)."""
+    text = str(f["energy/dissipated_by_term"].attrs.get("description", ""))
+    names = text.partition("columns ")[2].partition(" (")[0].split(", ")
+    return names if len(names) == count else [f"term {j}" for j in range(count)]
 
 
 FIGSIZE = (8, 4.5)  # inches

@@ -1,7 +1,7 @@
 """One output frame: every per-frame quantity of the results file, as arrays."""
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -83,6 +83,16 @@ class Frame:
     the start of the first step (an equilibrium step counts 1, a modal step 0); restart: the
     raw solver state of the frame (rodsim.restart), not a dataset of its own. A field whose
     dataset `output.fields` leaves out holds an Unwritten (any use raises CaseError).
+    The energy ledger (rodsim.integrators.ledger, docs/results.md "Energy ledger"; None in
+    files from before it, NaN in equilibrium, path and modal frames): external_work W,
+    support_work W_s, dissipated D (the sum of dissipated_by_term (D,), one column per
+    dissipating term, rodsim.integrators.ledger.NAMES), balance = kinetic + internal +
+    external - W - W_s + D, which stays at its value at the start of the analysis step.
+    terms: the datasets the model's terms declare (rodsim.terms.contract.Term.datasets,
+    rodsim.results_format.TERM_DATASETS), keyed by dataset path: per-frame ones
+    ("connectors/force" (C,3), ...; Unwritten where output.fields leaves them out) and the
+    term's mesh ones ("mesh/connectors" (C,2), the same in every frame, written once); empty
+    where the model has no such term.
     """
 
     time: float
@@ -123,7 +133,13 @@ class Frame:
     step: int = 0
     load_factor: float = float("nan")
     total_time: float = float("nan")
+    external_work: float | None = None
+    support_work: float | None = None
+    dissipated: float | None = None
+    dissipated_by_term: np.ndarray | None = None
+    balance: float | None = None
     restart: object = None  # rodsim.restart.RestartState: written to the restart slots
+    terms: dict = field(default_factory=dict)
 
     @property
     def total(self) -> float:

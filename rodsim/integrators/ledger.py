@@ -1,0 +1,567 @@
+"""The energy ledger: the work of the applied loads and of the moving supports, and the energy
+each damping term dissipates, summed as a dynamic scheme steps (docs/results.md, "Energy
+ledger"), so that
+
+    balance = K + U + V - W - W_s + sum_j D_j
+
+stays at its starting value K_0 + U_0 + V_0: K kinetic, U internal (elements, springs), V the
+loads' potential (gravity), W the work of the applied loads beyond what V accounts for
+(W = integral of the APPLIED terms' power + V(t) - V(t_0): 0 for gravity alone), W_s the work
+of the supports' reactions on prescribed motions, D_j the energy term j dissipated (its
+viscous damping, plus what its state keeps: Term.dissipated).
+
+Quadratures (the scheme's own discrete work, so the balance holds to the scheme's accuracy):
+
+- explicit (Stormer-Verlet kicks): a kick by the impulse J = h/2 F changes K by exactly
+  J . (v_before + v_after)/2. Each force share's power is taken at the node times, with the
+  forces the kicks use (damping: at the momenta lagged by half a step) and the velocities of
+  the full-step momenta, P_k = F_k . v_k over the free components, and summed by the
+  trapezoid rule over each (sub)step h: sum h/2 (P_k + P_k+1). It differs from the kicks'
+  exact split by h^2/8 F . M^-1 F at the ends only (no drift): with the conservative forces'
+  trapezoid error the balance stays within an O(dt^2) band. Prescribed components move by
+  the increments dq of their prescription: every force share there counts (F_k + F_k+1)/2 .
+  dq, the reaction -F_total into W_s.
+- implicit (Cayley VI, fixed or adaptive steps): each share's forces of the step (loads at
+  the midpoint g_bar, each term's discrete Lagrange-d'Alembert damping forces) times the
+  step's increments d = (x_k+1 - x_k, Lambda_k h xi_rot), which is the work the scheme's
+  momentum balance pairs with K (exact for the discrete Lagrange-d'Alembert principle); W_s
+  the reaction on supported components, minus the forces there, times d.
+
+The explicit ledger is compiled out (None) where nothing can do work: no damping, no load
+entry, no gravity, no prescribed motion (the step then costs what it did before the ledger).
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba.core import types as numba_types
+from numba.extending import overload
+
+from rodsim import results_format
+from rodsim.integrators import vi_residual as vr
+from rodsim.integrators.diagnostics import nodal_velocities
+from rodsim.jit import either, kernel, switch
+from rodsim.lie import so3
+from rodsim.model import forces
+from rodsim.model.timefunc import evaluate_packed
+from rodsim.terms import APPLIED, TERMS
+
+# the terms with a column of dissipated energy (viscous damping, or dissipation kept in state),
+# energy/dissipated_by_term's columns: indices into TERMS
+NAMES = results_format.DISSIPATING
+DISSIPATING = tuple(i for i, t in enumerate(TERMS) if t.name in NAMES)
+WORK, SUPPORT, FIRST = 0, 1, 2  # sums: W, W_s, then D_j at FIRST + j
+COLUMN = {i: FIRST + j for j, i in enumerate(DISSIPATING)}
+
+
+class Ledger(NamedTuple):
+    """A run's ledger. State (a restart carries it): sums (2+D,) W, W_s, D_j; power (2+D,) the
+    shares' powers at the last node time (explicit trapezoid); potential (1,) V there;
+    entry_q (K,6) the prescribed entries' last prescribed (u, theta) f(t), entry_f (K,2+S,6)
+    the forces on their components then (total, applied, each damped term's).
+    Scratch: new (2+D,) the powers at a step's end; slot (T,) int64 the damping-force slot
+    of each term of TERMS (-1: none), column (S,) its sums index; fd, td (S,N,3) the damping
+    forces of each slot at the last force evaluation; fa, ta (N,3) (or (0,3)) the applied
+    forces; full: a switch, True when the applied power is taken from evaluated forces (a
+    prescribed entry, or an applied term without a power hook); applied: per term of TERMS
+    its Term.power_arrays (None where not used); work: the implicit scheme's float64 scratch
+    (vi_residual.Work), None in the explicit one."""
+
+    sums: np.ndarray
+    power: np.ndarray
+    potential: np.ndarray
+    entry_q: np.ndarray
+    entry_f: np.ndarray
+    new: np.ndarray
+    slot: np.ndarray
+    column: np.ndarray
+    fd: np.ndarray
+    td: np.ndarray
+    fa: np.ndarray
+    ta: np.ndarray
+    full: bool | None
+    applied: tuple = ()
+    work: object = None
+
+
+STATE = ("sums", "power", "potential", "entry_q", "entry_f")  # what a restart must carry
+
+
+def _damped_terms(model) -> list[int]:
+    """Indices into TERMS of the terms whose viscous damping acts in the model."""
+    terms, beta, alpha = model.terms, float(model.beta), float(model.alpha)
+    out = []
+    for i, t in enumerate(TERMS):
+        own = getattr(terms, t.name)
+        if t.damping is not None and t.present(own) and t.damped and t.damped(own, beta, alpha):
+            out.append(i)
+    return out
+
+
+def _loaded(model) -> bool:
+    """Whether an APPLIED term of the model applies a load."""
+    for t in TERMS:
+        own = getattr(model.terms, t.name)
+        if t.role & APPLIED and t.present(own) and (t.loaded is None or t.loaded(own)):
+            return True
+    return False
+
+
+def _powered(model, t, own) -> bool:
+    return bool(t.role & APPLIED and t.power is not None and t.present(own))
+
+
+def _make(model, slots: list[int], full: bool, work=None) -> Ledger:
+    n, d, s = model.n_nodes, len(DISSIPATING), len(slots)
+    owns = [getattr(model.terms, t.name) for t in TERMS]
+    applied = tuple(
+        t.power_arrays(own, model) if _powered(model, t, own) else None
+        for t, own in zip(TERMS, owns, strict=True)
+    )
+    k = model.prescribed.node.shape[0]
+    slot = np.full(len(TERMS), -1, dtype=np.int64)
+    slot[slots] = np.arange(s)
+    rows = n if full else 0
+    return Ledger(
+        np.zeros(2 + d),
+        np.zeros(2 + d),
+        np.full(1, np.nan),  # set by the first refresh (explicit) or start (implicit)
+        np.full((k, 6), np.nan),
+        np.zeros((k, 2 + s, 6)),
+        np.zeros(2 + d),
+        slot,
+        np.array([COLUMN[i] for i in slots], dtype=np.int64),
+        np.zeros((s, n, 3)),
+        np.zeros((s, n, 3)),
+        np.zeros((rows, 3)),
+        np.zeros((rows, 3)),
+        switch(full),
+        applied,
+        work,
+    )
+
+
+def explicit(model) -> Ledger | None:
+    """The explicit scheme's ledger of a model; None where nothing can do work (no damping,
+    no load, no prescribed motion): the kernels are then compiled without it."""
+    slots = _damped_terms(model)
+    prescribed = model.prescribed.node.shape[0] > 0
+    if not (slots or prescribed or _loaded(model)):
+        return None
+    hooks = all(
+        _powered(model, t, getattr(model.terms, t.name))
+        for t in TERMS
+        if t.role & APPLIED and t.present(getattr(model.terms, t.name))
+    )
+    return _make(model, slots, prescribed or not hooks)
+
+
+def implicit(model, x, rot, t: float) -> Ledger:
+    """The implicit scheme's ledger of a model starting at (x, rot) at time t."""
+    ld = _make(model, [], False, vr.make_work(model.terms, model.n_nodes, np.float64))
+    ld.potential[0] = forces.external_potential(model.terms, x, rot, t)
+    return ld
+
+
+# --- the explicit scheme ------------------------------------------------------------------------
+
+
+def _present(terms_type, hook: str):
+    fields = dict(terms_type.field_dict)
+    return [
+        (i, t)
+        for i, t in enumerate(TERMS)
+        if getattr(t, hook) is not None and not isinstance(fields[t.name], numba_types.NoneType)
+    ]
+
+
+def _written(name: str, params: str, write):
+    """A kernel-callable name(ld, terms, <params>) whose body write(terms type) writes at
+    typing time over the terms the model has (as rodsim.model.forces writes its sums)."""
+    scope = {"write": write, "build": _build}
+    exec(
+        f"def {name}(ld, terms, {params}):\n    raise TypeError('call from a kernel')\n\n"
+        f"def typing(ld, terms, {params}):\n    return build(write, terms, {params!r})\n",
+        scope,
+    )
+    overload(scope[name], inline="always")(scope["typing"])
+    return scope[name]
+
+
+def _build(write, terms, params: str):
+    lines, env = write(terms)
+    body = "\n".join("    " + line for line in lines) or "    pass"
+    exec(f"def impl(ld, terms, {params}):\n{body}\n", env)
+    return env["impl"]
+
+
+def _args(t) -> str:
+    return f"terms.{t.name}, terms.{t.name}_state, terms"
+
+
+def _write_capture(terms):
+    lines, env = [], {"snapshot": _snapshot, "difference": _difference}
+    for i, t in _present(terms, "damping"):
+        env[f"k{i}"] = t.damping
+        call = f"k{i}({_args(t)}, x, rot, quat, p, vel, omg, f, tau)"
+        lines += [
+            f"j = ld.slot[{i}]",
+            "if j >= 0:",
+            "    snapshot(f, tau, ld.fd[j], ld.td[j])",
+            f"    {call}",
+            "    difference(f, tau, ld.fd[j], ld.td[j])",
+            "else:",
+            f"    {call}",
+        ]
+    return lines, env
+
+
+def _hook_power(ld, nodes, x, rot, quat, t, p, pi):
+    raise TypeError("call from a kernel")
+
+
+@overload(_hook_power, inline="always")
+def _hook_power_typing(ld, nodes, x, rot, quat, t, p, pi):
+    """sum of Term.power over the terms the ledger holds power arrays for (ld.applied),
+    written out at typing time."""
+    applied = ld.types[ld.fields.index("applied")]
+    lines, env = ["pa = 0.0"], {}
+    for i, item in enumerate(applied.types):
+        if not isinstance(item, numba_types.NoneType):
+            env[f"k{i}"] = TERMS[i].power
+            lines.append(f"pa += k{i}(ld.applied[{i}], nodes, x, rot, quat, t, p, pi)")
+    body = "\n".join("    " + line for line in [*lines, "return pa"])
+    exec(f"def impl(ld, nodes, x, rot, quat, t, p, pi):\n{body}\n", env)
+    return env["impl"]
+
+
+capture_damping = _written("capture_damping", "x, rot, quat, p, vel, omg, f, tau", _write_capture)
+capture_damping.__doc__ = """forces.add_damping(terms, ...), term by term in the same order (so
+f, tau are bit for bit the same), keeping each damped term's forces in its slot ld.fd, ld.td
+(explicit._damping calls it where the run has a ledger)."""
+
+
+@kernel
+def _snapshot(f, tau, fd, td):
+    for a in range(f.shape[0]):
+        for k in range(3):
+            fd[a, k] = f[a, k]
+            td[a, k] = tau[a, k]
+
+
+@kernel
+def _difference(f, tau, fd, td):
+    for a in range(f.shape[0]):
+        for k in range(3):
+            fd[a, k] = f[a, k] - fd[a, k]
+            td[a, k] = tau[a, k] - td[a, k]
+
+
+# The explicit step's ledger runs in one kernel compiled without reference counting (numba's
+# _nrt=False): every array a kernel binds out of a named tuple (an inlined call rebinds its
+# arguments) costs an atomic reference-count update, and the ledger's measured +0.6 us a step
+# on a loaded 10-element rod (+17%); without them, 0.1 us.
+
+
+@kernel
+def _evaluated_power(mass, inertia, fixed, f, tau, rot, p, pi):
+    """sum f . v + tau . omega over the free components at the velocities of the momenta p,
+    pi (v = p/m, omega = Lambda I^-1 Lambda^T pi), worked out only at the nodes where f or tau
+    is not zero (loads act on few nodes)."""
+    total = 0.0
+    for a in range(f.shape[0]):
+        if mass[a] > 0.0:
+            for k in range(3):
+                if not fixed[a, k] and f[a, k] != 0.0:
+                    total += f[a, k] * p[a, k] / mass[a]
+        if tau[a, 0] != 0.0 or tau[a, 1] != 0.0 or tau[a, 2] != 0.0:
+            r = so3.mat_at(rot, a)
+            spin = so3.matTvec(r, (pi[a, 0], pi[a, 1], pi[a, 2]))
+            w = so3.matvec(r, so3.solve3(so3.mat_at(inertia, a), spin))
+            for k in range(3):
+                if not fixed[a, 3 + k]:
+                    total += tau[a, k] * w[k]
+    return total
+
+
+@kernel(inline="always")
+def _slot_powers(fd, td, column, fixed, v, w, out):
+    """Each damped slot's power sum fd . v + td . w over the free components into its column
+    of out."""
+    for j in range(column.shape[0]):
+        total = 0.0
+        for a in range(v.shape[0]):
+            for k in range(3):
+                if not fixed[a, k]:
+                    total += fd[j, a, k] * v[a, k]
+                if not fixed[a, 3 + k]:
+                    total += td[j, a, k] * w[a, k]
+        out[column[j]] = total
+
+
+@kernel(inline="always")
+def _no_damping_power(ld, nodes, s, w, out):
+    pass
+
+
+@kernel(inline="always")
+def _damping_power(ld, nodes, s, w, out):
+    # the velocities of the full-step momenta, into the scratch the damping forces are done with
+    nodal_velocities(nodes.mass, nodes.inertia, s.rot, s.p, s.pi, w.vel, w.omg)
+    _slot_powers(ld.fd, ld.td, ld.column, nodes.fixed, w.vel, w.omg, out)
+
+
+_damping_powers = either(_no_damping_power, _damping_power)  # switch: damped
+
+
+@kernel(inline="always")
+def _trapezoid(sums, power, new, potential, h, v):
+    """sums += h/2 (power + new) (W counts up, D down), power = new; V's change into W."""
+    for c in range(new.shape[0]):
+        if c != SUPPORT:
+            sign = 1.0 if c == WORK else -1.0
+            sums[c] += sign * 0.5 * h * (power[c] + new[c])
+            power[c] = new[c]
+    sums[WORK] += v - potential[0]
+    potential[0] = v
+
+
+@kernel(inline="always")
+def _hooked_powers(ld, damped, nodes, s, w, t, out):
+    """The shares' powers at the node time into out (2+D,): applied (Term.power), 0, each
+    damped slot's column (the others 0)."""
+    for c in range(out.shape[0]):
+        out[c] = 0.0
+    out[WORK] = _hook_power(ld, nodes, s.x, s.rot, w.quat, t, s.p, s.pi)
+    _damping_powers(damped, ld, nodes, s, w, out)
+
+
+@kernel(inline="always")
+def _hooked_step(ld, damped, nodes, terms, s, w, t, h, v):
+    _hooked_powers(ld, damped, nodes, s, w, t, ld.new)
+    _trapezoid(ld.sums, ld.power, ld.new, ld.potential, h, v)
+
+
+@kernel(inline="always")
+def _evaluated_powers(ld, damped, nodes, terms, s, w, t, out):
+    """_hooked_powers with the applied forces evaluated into ld.fa, ld.ta (which the
+    prescribed entries read too)."""
+    for c in range(out.shape[0]):
+        out[c] = 0.0
+    forces.forces(terms, s.x, s.rot, w.quat, t, ld.fa, ld.ta, APPLIED)
+    m = nodes
+    out[WORK] = _evaluated_power(m.mass, m.inertia, m.fixed, ld.fa, ld.ta, s.rot, s.p, s.pi)
+    _damping_powers(damped, ld, nodes, s, w, out)
+
+
+@kernel
+def _entry_work(pa, sums, entry_q, entry_f, column, fd, td, f, tau, fa, ta, t, account):
+    """Prescribed entries at a node time t: with account, each share's (F_k + F_k+1)/2 . dq
+    over the step into the sums (the reaction -F_total into W_s); then the entries' q and
+    forces are kept (q only where not yet set: at the start, or carried over a refresh)."""
+    n_slots = column.shape[0]
+    for e in range(pa.node.shape[0]):
+        value = evaluate_packed(
+            pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[e], t, pa.window
+        )
+        a = pa.node[e]
+        for c in range(6):
+            if (c < 3 and not pa.translate[e, c]) or (c >= 3 and not pa.rotate[e]):
+                continue
+            q = value * (pa.u[e, c] if c < 3 else pa.theta[e, c - 3])
+            total = f[a, c] if c < 3 else tau[a, c - 3]
+            applied = fa[a, c] if c < 3 else ta[a, c - 3]
+            known = entry_q[e, c] == entry_q[e, c]  # not NaN: set
+            if account and known:
+                dq = 0.5 * (q - entry_q[e, c])
+                sums[SUPPORT] -= (entry_f[e, 0, c] + total) * dq
+                sums[WORK] += (entry_f[e, 1, c] + applied) * dq
+                for j in range(n_slots):
+                    fj = fd[j, a, c] if c < 3 else td[j, a, c - 3]
+                    sums[column[j]] -= (entry_f[e, 2 + j, c] + fj) * dq
+            if account or not known:
+                entry_q[e, c] = q
+            entry_f[e, 0, c] = total
+            entry_f[e, 1, c] = applied
+            for j in range(n_slots):
+                entry_f[e, 2 + j, c] = fd[j, a, c] if c < 3 else td[j, a, c - 3]
+
+
+@kernel
+def _entries(pa, ld, s, t, account):
+    if pa is None:  # no prescribed motion
+        return
+    _entry_work(
+        pa, ld.sums, ld.entry_q, ld.entry_f, ld.column, ld.fd, ld.td, s.f, s.tau, ld.fa, ld.ta,
+        t, account,
+    )  # fmt: skip
+
+
+@kernel
+def _evaluated_step(ld, damped, nodes, terms, s, w, t, h, v):
+    _evaluated_powers(ld, damped, nodes, terms, s, w, t, ld.new)
+    _trapezoid(ld.sums, ld.power, ld.new, ld.potential, h, v)
+    _entries(nodes.prescribed, ld, s, t, True)
+
+
+_step_kind = either(_hooked_step, _evaluated_step)  # switch: ld.full
+
+
+@kernel(_nrt=False)
+def step(ld, damped, nodes, terms, s, w, t, h, v):
+    """The explicit scheme's ledger after a (sub)step of size h ending at node time t, where
+    the kick has been taken and v is the loads' potential (explicit.advance): the trapezoid
+    h/2 (P_k + P_k+1) of each share, V's change into W, the prescribed entries' increments.
+    Compiled without reference counts (see above); the evaluated path (a prescribed entry,
+    an applied term without a power hook) is an ordinary kernel it calls."""
+    _step_kind(ld.full, ld, damped, nodes, terms, s, w, t, h, v)
+
+
+@kernel(inline="always")
+def _refresh_hooked(ld, damped, nodes, terms, s, w, t):
+    _hooked_powers(ld, damped, nodes, s, w, t, ld.power)
+
+
+@kernel(inline="always")
+def _refresh_evaluated(ld, damped, nodes, terms, s, w, t):
+    _evaluated_powers(ld, damped, nodes, terms, s, w, t, ld.power)
+
+
+_refresh_kind = either(_refresh_hooked, _refresh_evaluated)  # switch: ld.full
+
+
+@kernel
+def refresh(ld, damped, nodes, terms, s, w, t, v):
+    """The node-time powers and prescribed entries' forces at the current state (after the
+    forces were evaluated: the run's start, or loads changed between steps), what the next
+    step's trapezoid starts from; at the start also V and the entries' q."""
+    _refresh_kind(ld.full, ld, damped, nodes, terms, s, w, t)
+    if not ld.potential[0] == ld.potential[0]:  # NaN: the start
+        ld.potential[0] = v
+    _entries(nodes.prescribed, ld, s, t, False)
+
+
+# --- the implicit scheme ------------------------------------------------------------------------
+
+
+def _write_step_damping(terms):
+    lines, env = [], {"pairing": _pairing, "zero": _zero}
+    for i, t in _present(terms, "step_damping"):
+        env[f"k{i}"] = t.step_damping
+        lines += [
+            "zero(w.fe, w.te)",
+            f"k{i}({_args(t)}, sd.strains[{i}], w.end[{i}], w.res[{i}], w.x1, w.r1, w.q1, "
+            "w.xb, w.rb, w.qb, xi, sd.h, sd.se3 == 1, w.fe, w.te)",
+            f"ld.sums[{COLUMN[i]}] -= pairing(sd, xi, w, w.fe, w.te)",
+        ]
+    return lines, env
+
+
+_step_dissipation = _written("step_dissipation", "sd, xi, w", _write_step_damping)
+
+
+@kernel
+def _zero(f, tau):
+    for a in range(f.shape[0]):
+        for k in range(3):
+            f[a, k] = 0.0
+            tau[a, k] = 0.0
+
+
+@kernel
+def _pairing(sd, xi, w, f, tau):
+    """sum f . (x_k+1 - x_k) + tau . Lambda_k h xi_rot over every component (w.x1: the end)."""
+    total = 0.0
+    for a in range(xi.shape[0]):
+        c = vr.spatial_increment(sd, xi, a)
+        for k in range(3):
+            total += f[a, k] * (w.x1[a, k] - sd.x[a, k]) + tau[a, k] * c[k]
+    return total
+
+
+@kernel
+def _support_work(nodes, sd, xi, w, f, tau):
+    """The supports' reactions, minus the forces f, tau (N,3) (the residual's at the converged
+    step, real or complex) on supported components, times the step's increments."""
+    total = 0.0
+    for a in range(xi.shape[0]):
+        c = vr.spatial_increment(sd, xi, a)
+        for k in range(3):
+            if nodes.fixed[a, k]:
+                total -= f[a, k].real * (w.x1[a, k] - sd.x[a, k])
+            if nodes.fixed[a, 3 + k]:
+                total -= tau[a, k].real * c[k]
+    return total
+
+
+@kernel
+def _dissipation(damped, ld, terms, sd, xi, w):
+    if damped is None:
+        return
+    _step_dissipation(ld, terms, sd, xi, w)
+
+
+@kernel
+def implicit_step(ld, damped, nodes, terms, sd, xi, f, tau, t_end):
+    """The implicit scheme's ledger over an accepted step from sd (vi_residual.StepData) with
+    the converged step velocity xi (N,6); f, tau: the forces of the step's residual there (for
+    the reactions); t_end the step's end time."""
+    w = ld.work
+    vr.configurations(sd, xi, w)
+    forces.forces(terms, w.xb, w.rb, w.qb, sd.t, w.f, w.tau, APPLIED)
+    ld.sums[WORK] += _pairing(sd, xi, w, w.f, w.tau)
+    v = forces.forces(terms, w.x1, w.r1, w.q1, t_end, w.f2, w.t2, APPLIED)[1]
+    ld.sums[WORK] += v - ld.potential[0]
+    ld.potential[0] = v
+    ld.sums[SUPPORT] += _support_work(nodes, sd, xi, w, f, tau)
+    _dissipation(damped, ld, terms, sd, xi, w)
+
+
+def accept_implicit(run, sd, xi, f, tau, t_end: float) -> None:
+    """implicit_step for a running implicit.Implicit (fixed or adaptive steps) after an
+    accepted step, before the run's state moves on."""
+    m = run.model
+    implicit_step(run.ledger, switch(m.terms.damped), m.nodes, m.terms, sd, xi, f, tau, t_end)
+
+
+# --- what a frame reports -----------------------------------------------------------------------
+
+
+def values(run, kinetic: float, internal: float, external: float) -> dict:
+    """The Frame fields of the ledger of a running integration (rodsim.integrators.dynamics.
+    Explicit or implicit.Implicit): external_work, support_work, dissipated,
+    dissipated_by_term (D,) (columns NAMES), balance = K + U + V - W - W_s + D."""
+    ld = getattr(run, "ledger", None)
+    by_term = np.zeros(len(DISSIPATING))
+    work = support = 0.0
+    if ld is not None:
+        work, support = float(ld.sums[WORK]), float(ld.sums[SUPPORT])
+        by_term += ld.sums[FIRST:]
+    elif _loaded(run.model):  # compiled out, and a controller has set loads since: unknown
+        work = np.nan
+    terms = run.model.terms
+    for j, i in enumerate(DISSIPATING):
+        t = TERMS[i]
+        if t.dissipated is not None:
+            by_term[j] += t.dissipated(getattr(terms, t.name), getattr(terms, t.name + "_state"))
+    dissipated = float(by_term.sum())
+    balance = kinetic + internal + external - work - support + dissipated
+    return {
+        "external_work": work,
+        "support_work": support,
+        "dissipated": dissipated,
+        "dissipated_by_term": by_term,
+        "balance": balance,
+    }
+
+
+def static_values() -> dict:
+    """What a frame of an equilibrium, a path or a modal analysis reports: NaN (no ledger)."""
+    nan = float("nan")
+    return {
+        "external_work": nan,
+        "support_work": nan,
+        "dissipated": nan,
+        "dissipated_by_term": np.full(len(DISSIPATING), nan),
+        "balance": nan,
+    }
