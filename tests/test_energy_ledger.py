@@ -68,8 +68,8 @@ def _history(run, advance, frames: int, per_frame: int):
     return np.array(balance), _books(run)
 
 
-def _explicit_band(model, dt, t_end, frames=20):
-    run = dynamics.start(model, dt)
+def _explicit_band(model, dt, t_end, frames=20, **kw):
+    run = dynamics.start(model, dt, **kw)
     per_frame = int(round(t_end / frames / dt))
     balance, books = _history(run, dynamics.advance, frames, per_frame)
     return np.max(np.abs(balance - balance[0])), books
@@ -102,17 +102,21 @@ def test_the_ledger_leaves_the_motion_bit_identical():
         assert np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("damping", ["strain_rate", "mass", "dashpot"])
-def test_explicit_balance_stays_in_a_second_order_band(damping):
+@pytest.mark.parametrize(
+    "damping, group",
+    [("strain_rate", "SO3xR3"), ("mass", "SO3xR3"), ("dashpot", "SO3xR3"), ("mass", "SE3")],
+)
+def test_explicit_balance_stays_in_a_second_order_band(damping, group):
     """Each damping on its own, with a non-conservative tip load and gravity: the balance's
     largest departure from its start falls ~4x when dt halves (O(dt^2): the conservative
     forces' trapezoid error and a bounded end term; a first-order error would halve it), and
-    only the damping's own column dissipates (the others exactly 0)."""
+    only the damping's own column dissipates (the others exactly 0). Measured ratios 3.97 to
+    4.04 (SE3, whose drift transports the spin, too)."""
     kwargs = {"strain_rate": {"beta": 2e-4}, "mass": {"alpha": 1.0}, "dashpot": {"dashpot": 2.0}}
     model = _cantilever(**kwargs[damping])
     dt = 0.4 * stable_step(model)
-    coarse, books = _explicit_band(model, dt, 1.0)
-    fine, books_fine = _explicit_band(model, dt / 2, 1.0)
+    coarse, books = _explicit_band(model, dt, 1.0, group=group)
+    fine, books_fine = _explicit_band(model, dt / 2, 1.0, group=group)
     assert 3.5 < coarse / fine < 4.6, (coarse, fine)
     # the band against the energy moved through the run: W
     assert coarse < 1e-3 * abs(books["external_work"])

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rodsim.errors import NumericalError
-from rodsim.integrators import ledger, vi_newton
+from rodsim.integrators import ledger_implicit, vi_newton
 from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import kinetic_energy
 from rodsim.integrators.vi_state import body_momenta, momenta_after, rotations
@@ -265,7 +265,8 @@ def advance_to(run, c: Control, t: float, t_stop: float, kinks: np.ndarray, stop
         k1, u1, work = energies
         if run.ledger is not None:  # the step's work and dissipation, from its start state
             end = t + h if kink is None else kink
-            ledger.accept_implicit(run, _step_data(run, c, t, h), sc.xi, c.work.f, c.work.tau, end)
+            sd = _step_data(run, c, t, h)
+            ledger_implicit.accept(run, sd, sc.xi, c.work.f, c.work.tau, end)
         st.x[:] = sc.x1
         run.quat[:] = sc.q1
         st.rot[:] = sc.rot1

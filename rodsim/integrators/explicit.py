@@ -391,7 +391,9 @@ def advance(m, terms, s, cfg, w, ld, t0, k0, n_steps):
             u, v = compute_forces(m, terms, s, w, ld, t_sub, cfg.parallel)
             _kick(cfg.parallel, m, s, w, h)
             if ld is not None:  # the energy ledger (None: compiled out)
-                ledger.step(ld, terms.damped, m, terms, s, w, t_sub, h, v)
+                ledger.evaluate(ld.full, ld, m, terms, s, w, t_sub)
+                ledger.step(ld, terms.damped, m, s, w, t_sub, h, v)
+                ledger.entries(m.prescribed, m.prescribed, ld, s, t_sub)
         # the terms' state (plastic slip ...) moves on once the step is taken: its last force
         # evaluation (at the step's end, used by the next kick) already saw the trial state
         forces.accept(terms, s.x, s.rot, w.quat, t_sub)

@@ -18,7 +18,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from scipy.sparse.linalg import splu
 
 from rodsim.errors import NumericalError
-from rodsim.integrators import adaptive, ledger
+from rodsim.integrators import adaptive, ledger, ledger_implicit
 from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import Diagnostics, diagnostics
 from rodsim.integrators.explicit import GROUPS, StateArrays
@@ -400,7 +400,7 @@ def start(
     )
     if steps is not None:
         run.control = adaptive.start(run, steps, dt if h0 is None else h0)
-    run.ledger = ledger.implicit(model, state.x, state.rot, run.time)
+    run.ledger = ledger_implicit.start(model, state.x, state.rot, run.time)
     _energies(run)
     log.debug(
         "implicit %s, dt %g, %d nodes, %d colours",
@@ -435,7 +435,7 @@ def take_step(run: Implicit, t: float | None = None, h: float | None = None) -> 
     if not result.converged:
         return result
     if run.ledger is not None:  # the step's work and dissipation, from its start state
-        ledger.accept_implicit(run, sd, xi, s.work.f, s.work.tau, t + h)
+        ledger_implicit.accept(run, sd, xi, s.work.f, s.work.tau, t + h)
     w = s.work
     st.x[:] = w.x1.real
     q = w.q1.real

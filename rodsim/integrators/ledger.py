@@ -21,11 +21,12 @@ Quadratures (the scheme's own discrete work, so the balance holds to the scheme'
   trapezoid error the balance stays within an O(dt^2) band. Prescribed components move by
   the increments dq of their prescription: every force share there counts (F_k + F_k+1)/2 .
   dq, the reaction -F_total into W_s.
-- implicit (Cayley VI, fixed or adaptive steps): each share's forces of the step (loads at
-  the midpoint g_bar, each term's discrete Lagrange-d'Alembert damping forces) times the
-  step's increments d = (x_k+1 - x_k, Lambda_k h xi_rot), which is the work the scheme's
-  momentum balance pairs with K (exact for the discrete Lagrange-d'Alembert principle); W_s
-  the reaction on supported components, minus the forces there, times d.
+- implicit (Cayley VI, fixed or adaptive steps; rodsim.integrators.ledger_implicit): each
+  share's forces of the step (loads at the midpoint g_bar, each term's discrete
+  Lagrange-d'Alembert damping forces) times the step's increments d = (x_k+1 - x_k,
+  Lambda_k h xi_rot), which is the work the scheme's momentum balance pairs with K (exact
+  for the discrete Lagrange-d'Alembert principle); W_s the reaction on supported
+  components, minus the forces there, times d.
 
 The explicit ledger is compiled out (None) where nothing can do work: no damping, no load
 entry, no gravity, no prescribed motion (the step then costs what it did before the ledger).
@@ -38,7 +39,6 @@ from numba.core import types as numba_types
 from numba.extending import overload
 
 from rodsim import results_format
-from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.jit import either, kernel, switch
 from rodsim.lie import so3
@@ -59,7 +59,8 @@ class Ledger(NamedTuple):
     shares' powers at the last node time (explicit trapezoid); potential (1,) V there;
     entry_q (K,6) the prescribed entries' last prescribed (u, theta) f(t), entry_f (K,2+S,6)
     the forces on their components then (total, applied, each damped term's).
-    Scratch: new (2+D,) the powers at a step's end; slot (T,) int64 the damping-force slot
+    Scratch: new (2+D,) the powers at a step's end; evaluated (1,) the applied power from
+    evaluated forces (full); slot (T,) int64 the damping-force slot
     of each term of TERMS (-1: none), column (S,) its sums index; fd, td (S,N,3) the damping
     forces of each slot at the last force evaluation; fa, ta (N,3) (or (0,3)) the applied
     forces; full: a switch, True when the applied power is taken from evaluated forces (a
@@ -73,6 +74,7 @@ class Ledger(NamedTuple):
     entry_q: np.ndarray
     entry_f: np.ndarray
     new: np.ndarray
+    evaluated: np.ndarray
     slot: np.ndarray
     column: np.ndarray
     fd: np.ndarray
@@ -107,15 +109,15 @@ def _loaded(model) -> bool:
     return False
 
 
-def _powered(model, t, own) -> bool:
+def _powered(t, own) -> bool:
     return bool(t.role & APPLIED and t.power is not None and t.present(own))
 
 
-def _make(model, slots: list[int], full: bool, work=None) -> Ledger:
+def make(model, slots: list[int], full: bool, work=None) -> Ledger:
     n, d, s = model.n_nodes, len(DISSIPATING), len(slots)
     owns = [getattr(model.terms, t.name) for t in TERMS]
     applied = tuple(
-        t.power_arrays(own, model) if _powered(model, t, own) else None
+        t.power_arrays(own, model) if _powered(t, own) else None
         for t, own in zip(TERMS, owns, strict=True)
     )
     k = model.prescribed.node.shape[0]
@@ -129,6 +131,7 @@ def _make(model, slots: list[int], full: bool, work=None) -> Ledger:
         np.full((k, 6), np.nan),
         np.zeros((k, 2 + s, 6)),
         np.zeros(2 + d),
+        np.zeros(1),
         slot,
         np.array([COLUMN[i] for i in slots], dtype=np.int64),
         np.zeros((s, n, 3)),
@@ -149,24 +152,17 @@ def explicit(model) -> Ledger | None:
     if not (slots or prescribed or _loaded(model)):
         return None
     hooks = all(
-        _powered(model, t, getattr(model.terms, t.name))
+        _powered(t, getattr(model.terms, t.name))
         for t in TERMS
         if t.role & APPLIED and t.present(getattr(model.terms, t.name))
     )
-    return _make(model, slots, prescribed or not hooks)
-
-
-def implicit(model, x, rot, t: float) -> Ledger:
-    """The implicit scheme's ledger of a model starting at (x, rot) at time t."""
-    ld = _make(model, [], False, vr.make_work(model.terms, model.n_nodes, np.float64))
-    ld.potential[0] = forces.external_potential(model.terms, x, rot, t)
-    return ld
+    return make(model, slots, prescribed or not hooks)
 
 
 # --- the explicit scheme ------------------------------------------------------------------------
 
 
-def _present(terms_type, hook: str):
+def present(terms_type, hook: str):
     fields = dict(terms_type.field_dict)
     return [
         (i, t)
@@ -175,7 +171,7 @@ def _present(terms_type, hook: str):
     ]
 
 
-def _written(name: str, params: str, write):
+def written(name: str, params: str, write):
     """A kernel-callable name(ld, terms, <params>) whose body write(terms type) writes at
     typing time over the terms the model has (as rodsim.model.forces writes its sums)."""
     scope = {"write": write, "build": _build}
@@ -195,15 +191,15 @@ def _build(write, terms, params: str):
     return env["impl"]
 
 
-def _args(t) -> str:
+def hook_args(t) -> str:
     return f"terms.{t.name}, terms.{t.name}_state, terms"
 
 
 def _write_capture(terms):
     lines, env = [], {"snapshot": _snapshot, "difference": _difference}
-    for i, t in _present(terms, "damping"):
+    for i, t in present(terms, "damping"):
         env[f"k{i}"] = t.damping
-        call = f"k{i}({_args(t)}, x, rot, quat, p, vel, omg, f, tau)"
+        call = f"k{i}({hook_args(t)}, x, rot, quat, p, vel, omg, f, tau)"
         lines += [
             f"j = ld.slot[{i}]",
             "if j >= 0:",
@@ -235,7 +231,7 @@ def _hook_power_typing(ld, nodes, x, rot, quat, t, p, pi):
     return env["impl"]
 
 
-capture_damping = _written("capture_damping", "x, rot, quat, p, vel, omg, f, tau", _write_capture)
+capture_damping = written("capture_damping", "x, rot, quat, p, vel, omg, f, tau", _write_capture)
 capture_damping.__doc__ = """forces.add_damping(terms, ...), term by term in the same order (so
 f, tau are bit for bit the same), keeping each damped term's forces in its slot ld.fd, ld.td
 (explicit._damping calls it where the run has a ledger)."""
@@ -257,10 +253,16 @@ def _difference(f, tau, fd, td):
             td[a, k] = tau[a, k] - td[a, k]
 
 
-# The explicit step's ledger runs in one kernel compiled without reference counting (numba's
-# _nrt=False): every array a kernel binds out of a named tuple (an inlined call rebinds its
-# arguments) costs an atomic reference-count update, and the ledger's measured +0.6 us a step
-# on a loaded 10-element rod (+17%); without them, 0.1 us.
+# The explicit step's ledger (explicit.advance, after each (sub)step's second kick):
+#   evaluate(ld.full, ...)      the applied forces into ld.fa, ld.ta and their power, where a
+#                               prescribed entry needs them or an applied term has no power hook
+#   step(ld, ...)               the node-time powers and their trapezoid
+#   entries(nodes.prescribed, ...)  the prescribed entries' increments
+# step, the common path, is compiled without reference counting (numba's _nrt=False): every
+# array a kernel binds out of a named tuple (its arguments, an inlined call's) costs an atomic
+# reference-count update, and the ledger's ~40 measured +0.6 us a step on a loaded 10-element
+# rod (+17%); without them, 0.1 us. The other two are switches (rodsim.jit.either): nothing
+# is called where they are off.
 
 
 @kernel
@@ -282,6 +284,21 @@ def _evaluated_power(mass, inertia, fixed, f, tau, rot, p, pi):
                 if not fixed[a, 3 + k]:
                     total += tau[a, k] * w[k]
     return total
+
+
+@kernel
+def _evaluate(ld, nodes, terms, s, w, t):
+    forces.forces(terms, s.x, s.rot, w.quat, t, ld.fa, ld.ta, APPLIED)
+    m = nodes
+    ld.evaluated[0] = _evaluated_power(m.mass, m.inertia, m.fixed, ld.fa, ld.ta, s.rot, s.p, s.pi)
+
+
+@kernel(inline="always")
+def _no_evaluate(ld, nodes, terms, s, w, t):
+    pass
+
+
+evaluate = either(_no_evaluate, _evaluate)  # switch: ld.full
 
 
 @kernel(inline="always")
@@ -315,6 +332,29 @@ _damping_powers = either(_no_damping_power, _damping_power)  # switch: damped
 
 
 @kernel(inline="always")
+def _applied_hooks(ld, nodes, s, w, t):
+    return _hook_power(ld, nodes, s.x, s.rot, w.quat, t, s.p, s.pi)
+
+
+@kernel(inline="always")
+def _applied_evaluated(ld, nodes, s, w, t):
+    return ld.evaluated[0]  # evaluate's
+
+
+_applied_power = either(_applied_hooks, _applied_evaluated)  # switch: ld.full
+
+
+@kernel(inline="always")
+def _powers(ld, damped, nodes, s, w, t, out):
+    """The shares' powers at the node time into out (2+D,): applied, 0, each damped slot's
+    column (the others 0)."""
+    for c in range(out.shape[0]):
+        out[c] = 0.0
+    out[WORK] = _applied_power(ld.full, ld, nodes, s, w, t)
+    _damping_powers(damped, ld, nodes, s, w, out)
+
+
+@kernel(inline="always")
 def _trapezoid(sums, power, new, potential, h, v):
     """sums += h/2 (power + new) (W counts up, D down), power = new; V's change into W."""
     for c in range(new.shape[0]):
@@ -326,32 +366,13 @@ def _trapezoid(sums, power, new, potential, h, v):
     potential[0] = v
 
 
-@kernel(inline="always")
-def _hooked_powers(ld, damped, nodes, s, w, t, out):
-    """The shares' powers at the node time into out (2+D,): applied (Term.power), 0, each
-    damped slot's column (the others 0)."""
-    for c in range(out.shape[0]):
-        out[c] = 0.0
-    out[WORK] = _hook_power(ld, nodes, s.x, s.rot, w.quat, t, s.p, s.pi)
-    _damping_powers(damped, ld, nodes, s, w, out)
-
-
-@kernel(inline="always")
-def _hooked_step(ld, damped, nodes, terms, s, w, t, h, v):
-    _hooked_powers(ld, damped, nodes, s, w, t, ld.new)
+@kernel(_nrt=False)
+def step(ld, damped, nodes, s, w, t, h, v):
+    """The explicit scheme's ledger after a (sub)step of size h ending at node time t, where
+    the kick has been taken and v is the loads' potential: the trapezoid h/2 (P_k + P_k+1)
+    of each share's power, V's change into W."""
+    _powers(ld, damped, nodes, s, w, t, ld.new)
     _trapezoid(ld.sums, ld.power, ld.new, ld.potential, h, v)
-
-
-@kernel(inline="always")
-def _evaluated_powers(ld, damped, nodes, terms, s, w, t, out):
-    """_hooked_powers with the applied forces evaluated into ld.fa, ld.ta (which the
-    prescribed entries read too)."""
-    for c in range(out.shape[0]):
-        out[c] = 0.0
-    forces.forces(terms, s.x, s.rot, w.quat, t, ld.fa, ld.ta, APPLIED)
-    m = nodes
-    out[WORK] = _evaluated_power(m.mass, m.inertia, m.fixed, ld.fa, ld.ta, s.rot, s.p, s.pi)
-    _damping_powers(damped, ld, nodes, s, w, out)
 
 
 @kernel
@@ -388,46 +409,29 @@ def _entry_work(pa, sums, entry_q, entry_f, column, fd, td, f, tau, fa, ta, t, a
 
 
 @kernel
-def _entries(pa, ld, s, t, account):
+def _account_entries(pa, ld, s, t):
+    _entry_work(
+        pa, ld.sums, ld.entry_q, ld.entry_f, ld.column, ld.fd, ld.td, s.f, s.tau, ld.fa, ld.ta,
+        t, True,
+    )  # fmt: skip
+
+
+@kernel(inline="always")
+def _no_entries(pa, ld, s, t):
+    pass
+
+
+entries = either(_no_entries, _account_entries)  # switch: the prescribed motions
+
+
+@kernel
+def _keep_entries(pa, ld, s, t):
     if pa is None:  # no prescribed motion
         return
     _entry_work(
         pa, ld.sums, ld.entry_q, ld.entry_f, ld.column, ld.fd, ld.td, s.f, s.tau, ld.fa, ld.ta,
-        t, account,
+        t, False,
     )  # fmt: skip
-
-
-@kernel
-def _evaluated_step(ld, damped, nodes, terms, s, w, t, h, v):
-    _evaluated_powers(ld, damped, nodes, terms, s, w, t, ld.new)
-    _trapezoid(ld.sums, ld.power, ld.new, ld.potential, h, v)
-    _entries(nodes.prescribed, ld, s, t, True)
-
-
-_step_kind = either(_hooked_step, _evaluated_step)  # switch: ld.full
-
-
-@kernel(_nrt=False)
-def step(ld, damped, nodes, terms, s, w, t, h, v):
-    """The explicit scheme's ledger after a (sub)step of size h ending at node time t, where
-    the kick has been taken and v is the loads' potential (explicit.advance): the trapezoid
-    h/2 (P_k + P_k+1) of each share, V's change into W, the prescribed entries' increments.
-    Compiled without reference counts (see above); the evaluated path (a prescribed entry,
-    an applied term without a power hook) is an ordinary kernel it calls."""
-    _step_kind(ld.full, ld, damped, nodes, terms, s, w, t, h, v)
-
-
-@kernel(inline="always")
-def _refresh_hooked(ld, damped, nodes, terms, s, w, t):
-    _hooked_powers(ld, damped, nodes, s, w, t, ld.power)
-
-
-@kernel(inline="always")
-def _refresh_evaluated(ld, damped, nodes, terms, s, w, t):
-    _evaluated_powers(ld, damped, nodes, terms, s, w, t, ld.power)
-
-
-_refresh_kind = either(_refresh_hooked, _refresh_evaluated)  # switch: ld.full
 
 
 @kernel
@@ -435,93 +439,11 @@ def refresh(ld, damped, nodes, terms, s, w, t, v):
     """The node-time powers and prescribed entries' forces at the current state (after the
     forces were evaluated: the run's start, or loads changed between steps), what the next
     step's trapezoid starts from; at the start also V and the entries' q."""
-    _refresh_kind(ld.full, ld, damped, nodes, terms, s, w, t)
+    evaluate(ld.full, ld, nodes, terms, s, w, t)
+    _powers(ld, damped, nodes, s, w, t, ld.power)
     if not ld.potential[0] == ld.potential[0]:  # NaN: the start
         ld.potential[0] = v
-    _entries(nodes.prescribed, ld, s, t, False)
-
-
-# --- the implicit scheme ------------------------------------------------------------------------
-
-
-def _write_step_damping(terms):
-    lines, env = [], {"pairing": _pairing, "zero": _zero}
-    for i, t in _present(terms, "step_damping"):
-        env[f"k{i}"] = t.step_damping
-        lines += [
-            "zero(w.fe, w.te)",
-            f"k{i}({_args(t)}, sd.strains[{i}], w.end[{i}], w.res[{i}], w.x1, w.r1, w.q1, "
-            "w.xb, w.rb, w.qb, xi, sd.h, sd.se3 == 1, w.fe, w.te)",
-            f"ld.sums[{COLUMN[i]}] -= pairing(sd, xi, w, w.fe, w.te)",
-        ]
-    return lines, env
-
-
-_step_dissipation = _written("step_dissipation", "sd, xi, w", _write_step_damping)
-
-
-@kernel
-def _zero(f, tau):
-    for a in range(f.shape[0]):
-        for k in range(3):
-            f[a, k] = 0.0
-            tau[a, k] = 0.0
-
-
-@kernel
-def _pairing(sd, xi, w, f, tau):
-    """sum f . (x_k+1 - x_k) + tau . Lambda_k h xi_rot over every component (w.x1: the end)."""
-    total = 0.0
-    for a in range(xi.shape[0]):
-        c = vr.spatial_increment(sd, xi, a)
-        for k in range(3):
-            total += f[a, k] * (w.x1[a, k] - sd.x[a, k]) + tau[a, k] * c[k]
-    return total
-
-
-@kernel
-def _support_work(nodes, sd, xi, w, f, tau):
-    """The supports' reactions, minus the forces f, tau (N,3) (the residual's at the converged
-    step, real or complex) on supported components, times the step's increments."""
-    total = 0.0
-    for a in range(xi.shape[0]):
-        c = vr.spatial_increment(sd, xi, a)
-        for k in range(3):
-            if nodes.fixed[a, k]:
-                total -= f[a, k].real * (w.x1[a, k] - sd.x[a, k])
-            if nodes.fixed[a, 3 + k]:
-                total -= tau[a, k].real * c[k]
-    return total
-
-
-@kernel
-def _dissipation(damped, ld, terms, sd, xi, w):
-    if damped is None:
-        return
-    _step_dissipation(ld, terms, sd, xi, w)
-
-
-@kernel
-def implicit_step(ld, damped, nodes, terms, sd, xi, f, tau, t_end):
-    """The implicit scheme's ledger over an accepted step from sd (vi_residual.StepData) with
-    the converged step velocity xi (N,6); f, tau: the forces of the step's residual there (for
-    the reactions); t_end the step's end time."""
-    w = ld.work
-    vr.configurations(sd, xi, w)
-    forces.forces(terms, w.xb, w.rb, w.qb, sd.t, w.f, w.tau, APPLIED)
-    ld.sums[WORK] += _pairing(sd, xi, w, w.f, w.tau)
-    v = forces.forces(terms, w.x1, w.r1, w.q1, t_end, w.f2, w.t2, APPLIED)[1]
-    ld.sums[WORK] += v - ld.potential[0]
-    ld.potential[0] = v
-    ld.sums[SUPPORT] += _support_work(nodes, sd, xi, w, f, tau)
-    _dissipation(damped, ld, terms, sd, xi, w)
-
-
-def accept_implicit(run, sd, xi, f, tau, t_end: float) -> None:
-    """implicit_step for a running implicit.Implicit (fixed or adaptive steps) after an
-    accepted step, before the run's state moves on."""
-    m = run.model
-    implicit_step(run.ledger, switch(m.terms.damped), m.nodes, m.terms, sd, xi, f, tau, t_end)
+    _keep_entries(nodes.prescribed, ld, s, t)
 
 
 # --- what a frame reports -----------------------------------------------------------------------
