@@ -26,7 +26,8 @@ from rodsim.restart import CONTROL
 from rodsim.results_format import MESH_DATASETS, chosen_datasets, is_present
 from rodsim.results_storage import ISTORE_K, chunk_frames, is_compressed
 from rodsim.results_writer import frame_datasets
-from rodsim.writers.vtk import INDEX_BYTES_PER_FRAME, PLATE_CELL_DATA, ROD_CELL_DATA
+from rodsim.writers.vtk import INDEX_BYTES_PER_FRAME
+from rodsim.writers.vtk_cells import PLATE_CELL_DATA, ROD_CELL_DATA
 
 # HDF5 bookkeeping (fitted, see the docstring): each per-frame dataset (object header,
 # description attribute, the first node of its chunk index; and a share of the file's own:

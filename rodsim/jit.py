@@ -17,11 +17,18 @@ or not, unless the branch is removed before typing. Two ways to remove one:
 """
 
 import inspect
+import warnings
 
 from numba import njit, types
+from numba.core.errors import NumbaIRAssumptionWarning
 from numba.extending import overload
 
 from rodsim import kernel_cache
+
+# The sums written at typing time (rodsim.model.forces) are inlined: numba's IR check then
+# reports a branch's result variable as "not in scope" at the join, though every path assigns
+# it before use; printed at each cold compile of an implicit model, it told users nothing.
+warnings.filterwarnings("ignore", r"variable .* is not in scope", NumbaIRAssumptionWarning)
 
 _OPTIONS = {"cache": True, "error_model": "numpy"}
 

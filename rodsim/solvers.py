@@ -184,8 +184,7 @@ def _dynamic_frames(prep, progress, stop, begin=None, resume=False):
     else:
         yield _dynamic_record(run, p, chosen)
     chunk, written = 1, run.time
-    if getattr(run, "control", None) is not None:
-        run.stop = stop  # adaptive steps: a frame interval may hold many steps
+    kind.watch(run, stop)
     while run.step < p.n_steps:
         target = min(p.n_steps, (run.step // p.steps_per_frame + 1) * p.steps_per_frame)
         kind.counters(run, True)  # the frame's counters cover its steps
@@ -211,10 +210,9 @@ def _handed(begin):
 
 def _dynamic_record(run, p, chosen=None):
     """The frame of a running integration with its restart state."""
-    state = restart.of_state(SOLVERS[p.kind].state(run), p.steps_per_frame)
-    control = getattr(run, "control", None)
-    dt = p.dt if control is None else control.h_last or control.h  # adaptive: the last step
-    return dataclasses.replace(dynamic_frame(run, dt, chosen), restart=state)
+    kind = SOLVERS[p.kind]
+    state = restart.of_state(kind.state(run), p.steps_per_frame)
+    return dataclasses.replace(dynamic_frame(run, kind.dt(run, p), chosen), restart=state)
 
 
 def _equilibrium_frames(prep, progress, stop, begin=None, resume=False, eq=None):
@@ -471,6 +469,24 @@ def _no_counters(eq, reset: bool = False) -> dict:
     return {}
 
 
+def _plan_dt(run, plan) -> float:
+    return plan.dt
+
+
+def _implicit_dt(run, plan) -> float:
+    c = run.control  # adaptive steps: the last step taken
+    return plan.dt if c is None else c.h_last or c.h
+
+
+def _no_watch(run, stop) -> None:
+    pass
+
+
+def _implicit_watch(run, stop) -> None:
+    if run.control is not None:  # adaptive steps: a frame interval may hold many steps
+        run.stop = stop
+
+
 class SolverKind(NamedTuple):
     """The solver protocol. label(solver settings): the summary's words for it;
     start(prepared case, begin=None): the solver at the initial state, or at restart state
@@ -480,7 +496,10 @@ class SolverKind(NamedTuple):
     rodsim.state.State (copies; count: equilibrium's load steps solved); resume(solver,
     State): set it to a State of its model, in place (ValueError where the State's arrays do
     not fit it); counters(solver, reset=False): the counters a frame reports for the steps
-    since the last reset (iterations, residual), reset where asked."""
+    since the last reset (iterations, residual), reset where asked; dt(solver, plan): the
+    step size a frame reports (adaptive: the last step taken); watch(solver, stop): hand it
+    the stop request to check between its own steps (adaptive steps: a frame's advance may
+    take many)."""
 
     label: Callable[[Any], str]
     start: Callable
@@ -490,6 +509,8 @@ class SolverKind(NamedTuple):
     state: Callable
     resume: Callable
     counters: Callable
+    dt: Callable = _plan_dt
+    watch: Callable = _no_watch
 
 
 _EQUILIBRIUM = (states.of_equilibrium, states.resume_equilibrium, _no_counters)
@@ -516,6 +537,8 @@ SOLVERS = Registry(
             states.of_implicit,
             states.resume_implicit,
             _implicit_counters,
+            _implicit_dt,
+            _implicit_watch,
         ),
         "equilibrium": SolverKind(
             lambda s: "implicit (Cayley VI) with Newton",

@@ -280,3 +280,53 @@ def test_a_model_without_connectors_writes_no_term_dataset(tmp_path):
     r = read_results(out)
     assert r.terms == {} and r.mesh.terms == {} and r.frame(0).terms == {}
     assert all(d.term == "connectors" for d in TERM_FRAME_DATASETS)
+
+
+def test_the_paraview_series_has_a_line_cell_per_connector(tmp_path):
+    """slip_joint.yaml with --vtk (docs/results.md "The ParaView series"): after the rods'
+    line cells, one line cell per connector from node a to node b, in the order of
+    mesh/connectors; cell data connectors_<field> on it equal to the file's datasets, zero on
+    the rods' cells; the rods' arrays zero on the connector's cell. `rodsim export` of the
+    file writes the same frames; output.fields keeping only connectors/work leaves the other
+    connector arrays out. A model without connectors keeps one line block (the files as
+    before)."""
+    import meshio
+
+    from rodsim.post.export import export_vtk
+    from rodsim.writers.vtk import read_pvd
+
+    out = tmp_path / "out.h5"
+    api.run_case(SLIP, out, vtk=True, overrides=SHORT)
+    with h5py.File(out) as f:
+        pairs, rods = f["mesh/connectors"][()], f["mesh/rods"][()]
+        v = _datasets(f)
+        force = f["rods/force"][()]
+    series = read_pvd(out.with_suffix(".pvd"))
+    assert len(series) == 16
+    pvd, n = export_vtk(out, tmp_path / "exported")
+    exported = read_pvd(pvd)
+    assert n == 16 and len(exported) == 16
+    for k in (0, 7, 15):
+        for path in (series[k][1], exported[k][1]):
+            mesh = meshio.read(path)  # meshio reads consecutive line blocks as one
+            cells = np.concatenate([c.data for c in mesh.cells])
+            np.testing.assert_array_equal(cells, np.concatenate([rods, pairs]))
+            data = {k: np.concatenate(v) for k, v in mesh.cell_data.items()}
+            r = len(rods)
+            for name in NAMES:
+                want = v[name][k].reshape(len(pairs), -1)
+                got = data[f"connectors_{name}"].reshape(len(cells), -1)
+                np.testing.assert_array_equal(got[r:], want)
+                assert not got[:r].any()
+            np.testing.assert_array_equal(data["force"][:r], force[k])
+            assert not data["force"][r:].any()
+    only = tmp_path / "only.h5"
+    api.run_case(SLIP, only, vtk=True, overrides=(*SHORT, "output.fields=[connectors/work]"))
+    mesh = meshio.read(read_pvd(only.with_suffix(".pvd"))[-1][1])
+    assert {k for k in mesh.cell_data if k.startswith("connectors_")} == {"connectors_work"}
+    plain = tmp_path / "plain.h5"
+    api.run_case(ROOT / "inputs" / "cantilever" / "cantilever.yaml", plain, vtk=True,
+                 overrides=("solver.t_end=0.002",))  # fmt: skip
+    mesh = meshio.read(read_pvd(plain.with_suffix(".pvd"))[-1][1])
+    assert len(np.concatenate([c.data for c in mesh.cells])) == len(read_results(plain).mesh.conn)
+    assert not any(k.startswith("connectors_") for k in mesh.cell_data)

@@ -150,10 +150,8 @@ def refresh_forces(run: Explicit) -> None:
     args = (m.nodes, m.terms, run.state, run.work, run.ledger)
     rest = (float(run.time), run.settings.parallel)
     run.internal, run.external = _kernel(run, explicit.compute_forces, args, rest)(*rest)
-    if run.ledger is not None:  # what the ledger's next step starts from
-        args = (run.ledger, switch(m.terms.damped), m.nodes, m.terms, run.state, run.work)
-        rest = (float(run.time), float(run.external))
-        _kernel(run, ledger.refresh, args, rest)(*rest)
+    if run.ledger is not None:  # what the energy ledger's next step starts from
+        ledger.refresh(run, lambda f, args, rest: _kernel(run, f, args, rest)(*rest))
 
 
 def _kernel(run: Explicit, function, args: tuple, rest: tuple) -> Callable:

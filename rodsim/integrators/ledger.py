@@ -39,7 +39,6 @@ from numba.core import types as numba_types
 from numba.extending import overload
 
 from rodsim import results_format
-from rodsim.integrators.diagnostics import nodal_velocities
 from rodsim.jit import either, kernel, switch
 from rodsim.lie import so3
 from rodsim.model import forces
@@ -262,7 +261,8 @@ def _difference(f, tau, fd, td):
 # array a kernel binds out of a named tuple (its arguments, an inlined call's) costs an atomic
 # reference-count update, and the ledger's ~40 measured +0.6 us a step on a loaded 10-element
 # rod (+17%); without them, 0.1 us. The other two are switches (rodsim.jit.either): nothing
-# is called where they are off.
+# is called where they are off. Nothing large is inlined (inline="always"): an inlined power
+# hook took 40 s more to compile cold, mostly typing it again at every call site.
 
 
 @kernel
@@ -301,19 +301,27 @@ def _no_evaluate(ld, nodes, terms, s, w, t):
 evaluate = either(_no_evaluate, _evaluate)  # switch: ld.full
 
 
-@kernel(inline="always")
-def _slot_powers(fd, td, column, fixed, v, w, out):
-    """Each damped slot's power sum fd . v + td . w over the free components into its column
-    of out."""
-    for j in range(column.shape[0]):
-        total = 0.0
-        for a in range(v.shape[0]):
+@kernel
+def _slot_powers(fd, td, column, fixed, mass, inertia, rot, p, pi, out):
+    """Each damped slot's power sum fd . v + td . omega over the free components into its
+    column of out, at the velocities of the momenta p, pi (v = p/m, omega = Lambda I^-1
+    Lambda^T pi, as diagnostics.nodal_velocities), in one pass over the nodes with no velocity
+    array written; each slot's sum in the order of a slot-by-slot loop."""
+    n_slots = column.shape[0]
+    for j in range(n_slots):
+        out[column[j]] = 0.0
+    for a in range(p.shape[0]):
+        r = so3.mat_at(rot, a)
+        big_pi = so3.matTvec(r, (pi[a, 0], pi[a, 1], pi[a, 2]))
+        w = so3.matvec(r, so3.solve3(so3.mat_at(inertia, a), big_pi))
+        for j in range(n_slots):
+            total = out[column[j]]
             for k in range(3):
                 if not fixed[a, k]:
-                    total += fd[j, a, k] * v[a, k]
+                    total += fd[j, a, k] * (p[a, k] / mass[a])
                 if not fixed[a, 3 + k]:
-                    total += td[j, a, k] * w[a, k]
-        out[column[j]] = total
+                    total += td[j, a, k] * w[k]
+            out[column[j]] = total
 
 
 @kernel(inline="always")
@@ -323,9 +331,8 @@ def _no_damping_power(ld, nodes, s, w, out):
 
 @kernel(inline="always")
 def _damping_power(ld, nodes, s, w, out):
-    # the velocities of the full-step momenta, into the scratch the damping forces are done with
-    nodal_velocities(nodes.mass, nodes.inertia, s.rot, s.p, s.pi, w.vel, w.omg)
-    _slot_powers(ld.fd, ld.td, ld.column, nodes.fixed, w.vel, w.omg, out)
+    _slot_powers(ld.fd, ld.td, ld.column, nodes.fixed, nodes.mass, nodes.inertia, s.rot, s.p,
+                 s.pi, out)  # fmt: skip
 
 
 _damping_powers = either(_no_damping_power, _damping_power)  # switch: damped
@@ -354,7 +361,7 @@ def _powers(ld, damped, nodes, s, w, t, out):
     _damping_powers(damped, ld, nodes, s, w, out)
 
 
-@kernel(inline="always")
+@kernel
 def _trapezoid(sums, power, new, potential, h, v):
     """sums += h/2 (power + new) (W counts up, D down), power = new; V's change into W."""
     for c in range(new.shape[0]):
@@ -426,24 +433,27 @@ entries = either(_no_entries, _account_entries)  # switch: the prescribed motion
 
 @kernel
 def _keep_entries(pa, ld, s, t):
-    if pa is None:  # no prescribed motion
-        return
     _entry_work(
         pa, ld.sums, ld.entry_q, ld.entry_f, ld.column, ld.fd, ld.td, s.f, s.tau, ld.fa, ld.ta,
         t, False,
     )  # fmt: skip
 
 
-@kernel
-def refresh(ld, damped, nodes, terms, s, w, t, v):
-    """The node-time powers and prescribed entries' forces at the current state (after the
-    forces were evaluated: the run's start, or loads changed between steps), what the next
-    step's trapezoid starts from; at the start also V and the entries' q."""
-    evaluate(ld.full, ld, nodes, terms, s, w, t)
-    _powers(ld, damped, nodes, s, w, t, ld.power)
+def refresh(run, call) -> None:
+    """What the next step's trapezoid starts from, at a running dynamics.Explicit's current
+    state after its forces were evaluated (its start, or loads changed between steps): the
+    node-time powers (a step of size 0, which also books a change of V into W), the
+    prescribed entries' forces, and at the start V and the entries' q. call(kernel, args,
+    rest): runs the compiled kernel (dynamics._kernel), the same step advance calls."""
+    ld, m, st = run.ledger, run.model, run.state
     if not ld.potential[0] == ld.potential[0]:  # NaN: the start
-        ld.potential[0] = v
-    _keep_entries(nodes.prescribed, ld, s, t)
+        ld.potential[0] = run.external
+    t = float(run.time)
+    if ld.full:
+        call(_evaluate, (ld, m.nodes, m.terms, st, run.work), (t,))
+    call(step, (ld, switch(m.terms.damped), m.nodes, st, run.work), (t, 0.0, float(run.external)))
+    if m.prescribed.node.shape[0]:
+        call(_keep_entries, (m.nodes.prescribed, ld, st), (t,))
 
 
 # --- what a frame reports -----------------------------------------------------------------------

@@ -77,7 +77,7 @@ def power_arrays(ld, model) -> PowerArrays:
     return PowerArrays(*(getattr(ld, f) for f in names), model.rot0)
 
 
-@kernel(inline="always")  # the explicit step calls it: no call, no tuple passed
+@kernel
 def power(ld, nodes, x, rot, quat, t, p, pi):
     """The power of the nodal loads and gravity on the velocities of the momenta p, pi (N,3):
     sum_k s_k(t) (F_k . v_a + M_k . omega_a) over the load entries (follower values turned by

@@ -7,7 +7,11 @@ file. Point data: displacement, velocity, angular_velocity, reaction_force, reac
 d1, d2, d3. Cell data: rods force, moment (section frame), strain, curvature; plates
 membrane, bending, shear (element basis); both: von_mises_max, utilisation (docs/stresses.md;
 NaN where no stress is recovered). Every cell array covers all cells (zeros on the cells of
-the other kind), so ParaView shows one array per name. An array whose dataset
+the other kind), so ParaView shows one array per name. A term that joins pairs of nodes (its
+mesh dataset "mesh/<term>" of shape (L, 2), the connectors' `mesh/connectors`) adds a line
+block after them, one cell per pair, with its per-frame datasets "<term>/<field>" as cell
+data "<term>_<field>" (zeros on the other cells; the other arrays zero, or NaN for the
+stresses, on its cells). An array whose dataset
 `output.fields` leaves out (an Unwritten in the Frame) is not in the series either. The
 .pvd index is rewritten atomically at most once a second and at the end, so an interrupted
 run leaves a series ParaView can open.
@@ -33,67 +37,11 @@ import numpy as np
 
 from rodsim.errors import CaseError, ResourceError
 from rodsim.writers.frame import Frame, Unwritten, share
+from rodsim.writers.vtk_cells import cell_blocks, cell_data, links, or_zeros
 
 log = logging.getLogger(__name__)
 
 INDEX_BYTES_PER_FRAME = 160  # a DataSet line of the .pvd
-
-ROD_CELL_DATA = {"force": 3, "moment": 3, "strain": 3, "curvature": 3}  # name -> width
-PLATE_CELL_DATA = {"membrane": 3, "bending": 3, "shear": 2}
-STRESS_CELL_DATA = ("von_mises_max", "utilisation")  # rod_<name> and plate_<name> of a Frame
-
-
-def _or_zeros(a, like):
-    return np.zeros_like(like) if a is None else a
-
-
-def _cell_blocks(conn: np.ndarray, plates) -> list[tuple[str, np.ndarray]]:
-    """meshio cell blocks: the rods as one line block (kept even when empty for a rod-only
-    mesh, as before plates existed), then the plates as runs of quads and triangles in their
-    own order, so cell k of the plates is plate k of the results file."""
-    blocks = [("line", conn)] if len(conn) or plates is None or not len(plates) else []
-    if plates is None or not len(plates):
-        return blocks
-    tri = plates[:, 3] == plates[:, 2]
-    starts = np.flatnonzero(np.diff(tri.astype(np.int8), prepend=2))
-    for a, b in zip(starts, [*starts[1:], len(plates)], strict=True):
-        blocks.append(("triangle", plates[a:b, :3]) if tri[a] else ("quad", plates[a:b]))
-    return blocks
-
-
-def _split(values: np.ndarray, blocks: list) -> list[np.ndarray]:
-    """Per-block pieces of an array over all cells (in block order)."""
-    ends = np.cumsum([len(data) for _, data in blocks])[:-1]
-    return np.split(values, ends)
-
-
-def _cell_data(frame: Frame, n_rods: int, n_plates: int, blocks: list) -> dict:
-    """name -> per-block arrays; each field on its own cells, zeros of its width elsewhere."""
-    out = {}
-    for name, width in ROD_CELL_DATA.items():
-        if isinstance(getattr(frame, name), Unwritten):
-            continue
-        rods = _or_zeros(getattr(frame, name), np.zeros((n_rods, width)))
-        out[name] = np.concatenate([rods, np.zeros((n_plates, width))]) if n_plates else rods
-    for name, width in PLATE_CELL_DATA.items():
-        if isinstance(getattr(frame, f"plate_{name}"), Unwritten):
-            continue
-        plates = _or_zeros(getattr(frame, f"plate_{name}"), np.zeros((n_plates, width)))
-        if n_plates:
-            out[name] = np.concatenate([np.zeros((n_rods, width)), plates])
-    for name in STRESS_CELL_DATA:  # rods and plates in one array, NaN where not recovered
-        rods, plates = (
-            None if isinstance(v, Unwritten) else v
-            for v in (getattr(frame, f"rod_{name}"), getattr(frame, f"plate_{name}"))
-        )
-        if rods is None and plates is None:
-            continue
-        rods = np.full(n_rods, np.nan) if rods is None else rods
-        out[name] = np.concatenate([rods, np.full(n_plates, np.nan) if plates is None else plates])
-    if not n_plates:  # rod-only: one block, the arrays as they are (files as before plates)
-        return {name: [values] for name, values in out.items()}
-    return {name: _split(values, blocks) for name, values in out.items()}
-
 
 MARKER = "<!-- rodsim series -->"  # the second line of every index rodsim writes
 _HEADER = f'<?xml version="1.0"?>\n{MARKER}\n'
@@ -277,7 +225,8 @@ class SeriesWriter:
         plates = None if plates is None else np.asarray(plates, dtype=np.int64).reshape(-1, 4)
         self.n_rods = len(conn)
         self.n_plates = 0 if plates is None else len(plates)
-        self.cells = _cell_blocks(conn, plates)
+        self.cells = cell_blocks(conn, plates)
+        self.pairs: dict | None = None  # term name -> (L, 2): set by the first frame
         self.entries: list[tuple[float, str]] = []
         self.indexed = 0.0
         self.closed = False
@@ -399,15 +348,18 @@ class SeriesWriter:
             "displacement": frame.position - self.points,
             "velocity": frame.velocity,
             "angular_velocity": frame.angular_velocity,
-            "reaction_force": _or_zeros(frame.reaction_force, frame.position),
-            "reaction_moment": _or_zeros(frame.reaction_moment, frame.position),
+            "reaction_force": or_zeros(frame.reaction_force, frame.position),
+            "reaction_moment": or_zeros(frame.reaction_moment, frame.position),
             "d1": np.ascontiguousarray(d[:, :, 0]),
             "d2": np.ascontiguousarray(d[:, :, 1]),
             "d3": np.ascontiguousarray(d[:, :, 2]),
         }
         point_data = {k: v for k, v in point_data.items() if not isinstance(v, Unwritten)}
-        cell_data = _cell_data(frame, self.n_rods, self.n_plates, self.cells)
-        mesh = meshio.Mesh(frame.position, self.cells, point_data=point_data, cell_data=cell_data)
+        if self.pairs is None:  # the linking terms' cells, fixed by the first frame
+            self.pairs = links(frame)
+            self.cells += [("line", p) for p in self.pairs.values()]
+        cells_data = cell_data(frame, self.n_rods, self.n_plates, self.cells, self.pairs)
+        mesh = meshio.Mesh(frame.position, self.cells, point_data=point_data, cell_data=cells_data)
         tmp = path.with_name(f".{path.name}.partial")
         try:
             mesh.write(tmp, file_format="vtu", binary=True, compression="zlib")
