@@ -24,6 +24,7 @@ from rodsim.integrators.explicit import (
 from rodsim.integrators.planning import next_split
 from rodsim.integrators.stable_step import stable_step
 from rodsim.jit import switch
+from rodsim.model import forces
 from rodsim.model.assembly import Model
 from rodsim.model.prescribed import impose
 
@@ -196,6 +197,9 @@ def _steps(run: Explicit, cfg: Settings, t0: float, n: int, count: bool = True) 
     if count:
         run.step += done
     run.internal, run.external = u, v
+    if forces.stateful(m.terms):  # u is the trial's incremental potential: U of the committed
+        # state is it less what the accept moved into the terms' dissipated work (F_y dg)
+        run.internal = forces.energies(m.terms, run.state.x, run.state.rot, run.time)[0]
     run.max_iterations = max(run.max_iterations, max_its)
     n_solves = max(done, 1) * cfg.coefficients.shape[0] * run.model.n_nodes
     run.mean_iterations = sum_its / n_solves

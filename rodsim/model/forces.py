@@ -271,10 +271,15 @@ def _serial(terms: ForceTerms, x, rot, t: float, select: int):
     return f, tau, u, v
 
 
+def stateful(terms: ForceTerms) -> bool:
+    """Whether a term with state that its accept hook moves on is present."""
+    return terms._fields["_stateful"]
+
+
 def accept_step(terms: ForceTerms, x, rot, t: float) -> None:
     """Run the terms' accept hooks after an accepted step (Python-driven schemes); nothing to
     do (and no call) when no term has state."""
-    if not terms._fields["_stateful"]:
+    if not stateful(terms):
         return
     _accept(terms, x, rot, _quat(rot), float(t))
 
