@@ -106,6 +106,10 @@ class Term:
                   `start` at g_k, `end` scratch at g_k+1, `res` resultant scratch).
       accept      (own, state, terms, x, rot, quat, t): update the term's state after a step
                   is accepted (never inside Newton iterations or a rejected adaptive step).
+                  The energy its `forces` returns is that of the trial (a plastic link's
+                  incremental potential, F_y dg included); frames report the committed
+                  state's, evaluated again after the accept (dynamics._steps, the implicit
+                  scheme's energies), so the ledger's dissipated work is not counted twice.
       damped      damped(arrays, beta, alpha) -> bool: whether its damping acts.
 
     Structure (Python hooks on the arrays Python reads)
