@@ -74,3 +74,27 @@ def typing(switch, {names}):
     overload(choice, inline="always")(scope["typing"])
     choice.__name__ = f"either_{off.__name__}_{on.__name__}"
     return choice
+
+
+def written(name: str, params: str, write):
+    """A kernel-callable `name(<params>)` whose body is written at typing time: write(types)
+    -> (source lines, the names they use), types the arguments' numba types by parameter
+    name; inlined into its caller (rodsim.model.forces writes the sums over the terms a model
+    holds this way, so an absent term gets no line)."""
+    # numba matches the typing function's signature to the stub's: both written out
+    names = tuple(p.strip() for p in params.split(","))
+    scope = {"write": write, "build": _build_written, "names": names}
+    exec(
+        f"def {name}({params}):\n    raise TypeError('call from a kernel')\n\n"
+        f"def typing({params}):\n    return build(write, {params!r}, names, ({params},))\n",
+        scope,
+    )
+    overload(scope[name], inline="always")(scope["typing"])
+    return scope[name]
+
+
+def _build_written(write, params: str, names: tuple, types: tuple):
+    lines, env = write(dict(zip(names, types, strict=True)))
+    body = "\n".join("    " + line for line in lines) or "    pass"
+    exec(f"def impl({params}):\n{body}\n", env)
+    return env["impl"]

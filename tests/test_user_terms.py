@@ -198,7 +198,7 @@ def test_a_model_without_user_terms_compiles_none():
     for t in user_terms.TERMS:
         assert t in TERMS and getattr(terms, t.name) == ()
         assert kinds[t.name] == typeof(None)
-        assert not any(u is t for _, u in forces._present(typeof(terms), "forces"))
+        assert not any(u is t for _, u in forces.present(typeof(terms), "forces"))
 
 
 # --- a nonlinear internal term: its pairs and its tangent --------------------------------------

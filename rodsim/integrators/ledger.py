@@ -36,9 +36,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba.core import types as numba_types
-from numba.extending import overload
 
-from rodsim import results_format
+from rodsim import jit, results_format
 from rodsim.jit import either, kernel, switch
 from rodsim.lie import so3
 from rodsim.model import forces
@@ -161,33 +160,10 @@ def explicit(model) -> Ledger | None:
 # --- the explicit scheme ------------------------------------------------------------------------
 
 
-def present(terms_type, hook: str):
-    fields = dict(terms_type.field_dict)
-    return [
-        (i, t)
-        for i, t in enumerate(TERMS)
-        if getattr(t, hook) is not None and not isinstance(fields[t.name], numba_types.NoneType)
-    ]
-
-
 def written(name: str, params: str, write):
     """A kernel-callable name(ld, terms, <params>) whose body write(terms type) writes at
-    typing time over the terms the model has (as rodsim.model.forces writes its sums)."""
-    scope = {"write": write, "build": _build}
-    exec(
-        f"def {name}(ld, terms, {params}):\n    raise TypeError('call from a kernel')\n\n"
-        f"def typing(ld, terms, {params}):\n    return build(write, terms, {params!r})\n",
-        scope,
-    )
-    overload(scope[name], inline="always")(scope["typing"])
-    return scope[name]
-
-
-def _build(write, terms, params: str):
-    lines, env = write(terms)
-    body = "\n".join("    " + line for line in lines) or "    pass"
-    exec(f"def impl(ld, terms, {params}):\n{body}\n", env)
-    return env["impl"]
+    typing time over the terms the model has (rodsim.jit.written, as forces writes its sums)."""
+    return jit.written(name, f"ld, terms, {params}", lambda types: write(types["terms"]))
 
 
 def hook_args(t) -> str:
@@ -196,7 +172,7 @@ def hook_args(t) -> str:
 
 def _write_capture(terms):
     lines, env = [], {"snapshot": _snapshot, "difference": _difference}
-    for i, t in present(terms, "damping"):
+    for i, t in forces.present(terms, "damping"):
         env[f"k{i}"] = t.damping
         call = f"k{i}({hook_args(t)}, x, rot, quat, p, vel, omg, f, tau)"
         lines += [
@@ -211,23 +187,19 @@ def _write_capture(terms):
     return lines, env
 
 
-def _hook_power(ld, nodes, x, rot, quat, t, p, pi):
-    raise TypeError("call from a kernel")
-
-
-@overload(_hook_power, inline="always")
-def _hook_power_typing(ld, nodes, x, rot, quat, t, p, pi):
-    """sum of Term.power over the terms the ledger holds power arrays for (ld.applied),
-    written out at typing time."""
+def _write_hook_power(types):
+    """sum of Term.power over the terms the ledger holds power arrays for (ld.applied)."""
+    ld = types["ld"]
     applied = ld.types[ld.fields.index("applied")]
     lines, env = ["pa = 0.0"], {}
     for i, item in enumerate(applied.types):
         if not isinstance(item, numba_types.NoneType):
             env[f"k{i}"] = TERMS[i].power
             lines.append(f"pa += k{i}(ld.applied[{i}], nodes, x, rot, quat, t, p, pi)")
-    body = "\n".join("    " + line for line in [*lines, "return pa"])
-    exec(f"def impl(ld, nodes, x, rot, quat, t, p, pi):\n{body}\n", env)
-    return env["impl"]
+    return [*lines, "return pa"], env
+
+
+_hook_power = jit.written("_hook_power", "ld, nodes, x, rot, quat, t, p, pi", _write_hook_power)
 
 
 capture_damping = written("capture_damping", "x, rot, quat, p, vel, omg, f, tau", _write_capture)

@@ -16,7 +16,6 @@ from rodsim.integrators.ledger import (
     Ledger,
     hook_args,
     make,
-    present,
     written,
 )
 from rodsim.jit import kernel, switch
@@ -33,7 +32,7 @@ def start(model, x, rot, t: float) -> Ledger:
 
 def _write_step_damping(terms):
     lines, env = [], {"pairing": _pairing, "zero": _zero}
-    for i, t in present(terms, "step_damping"):
+    for i, t in forces.present(terms, "step_damping"):
         env[f"k{i}"] = t.step_damping
         lines += [
             "zero(w.fe, w.te)",

@@ -188,6 +188,18 @@ def solve3(a, b):
 
 
 @kernel(inline="always")
+def vec_at(arr, a):
+    """Row arr[a] of an (N,3) array as a 3-tuple."""
+    return (arr[a, 0], arr[a, 1], arr[a, 2])
+
+
+@kernel(inline="always")
+def quat_at(arr, a):
+    """Row arr[a] of an (N,4) array of quaternions (w, x, y, z) as a 4-tuple."""
+    return (arr[a, 0], arr[a, 1], arr[a, 2], arr[a, 3])
+
+
+@kernel(inline="always")
 def mat_at(arr, a):
     """The 3x3 block arr[a] of an (N,3,3) array as a row-major 9-tuple."""
     return (

@@ -52,12 +52,11 @@ import numpy as np
 
 from rodsim.jit import kernel
 from rodsim.lie import scalar, so3
-from rodsim.model.rod import relative_data, relative_quaternion
+from rodsim.model.rod import jl_apply, log_jl, relative_quaternion
 
 KINDS = ("spring", "cable", "strut", "plastic")
 SPRING, CABLE, STRUT, PLASTIC = range(4)
 FRAMES = ("global", "node")
-_SMALL = 1.0e-3
 _ZERO3 = (0.0, 0.0, 0.0)
 
 
@@ -188,50 +187,22 @@ def _conj(q: tuple) -> tuple:
 
 
 @kernel(inline="always")
-def _vec(arr, i):
-    return (arr[i, 0], arr[i, 1], arr[i, 2])
-
-
-@kernel(inline="always")
-def _quat(arr, i):
-    return (arr[i, 0], arr[i, 1], arr[i, 2], arr[i, 3])
-
-
-@kernel(inline="always")
-def _jl_inv(psi, e, v, sign):
-    """jl^{-1}(psi) v (sign -1) or jl^{-T}(psi) v (sign +1): v + sign/2 psi x v +
-    e psi x (psi x v), e = (1 - (t/2) cot(t/2)) / t^2, t = |psi|."""
-    pv = so3.cross(psi, v)
-    ppv = so3.cross(psi, pv)
-    return (
-        v[0] + 0.5 * sign * pv[0] + e * ppv[0],
-        v[1] + 0.5 * sign * pv[1] + e * ppv[1],
-        v[2] + 0.5 * sign * pv[2] + e * ppv[2],
-    )
-
-
-@kernel(inline="always")
 def _measures(cn, i, x, rot, quat):
     """(u, psi, e, d, ra) of connector i (spring and plastic kinds): the measures u, psi in
     its frame, the jl^{-1} coefficient e of psi, the chord d = x_b - x_a and Lambda_a (9,)."""
     a = cn.a[i]
     b = cn.b[i]
-    d = so3.sub(_vec(x, b), _vec(x, a))
+    d = so3.sub(so3.vec_at(x, b), so3.vec_at(x, a))
     ra = so3.mat_at(rot, a)
-    p = relative_quaternion(_quat(quat, a), _quat(quat, b))
-    q = so3.quat_mul(p, _quat(cn.cq, i))
+    p = relative_quaternion(so3.quat_at(quat, a), so3.quat_at(quat, b))
+    q = so3.quat_mul(p, so3.quat_at(cn.cq, i))
     if q[0].real < 0.0:
         q = (-q[0], -q[1], -q[2], -q[3])
-    qv, s, half, inv_s, psi, k = relative_data(q)
-    if half.real < _SMALL:
-        t2 = 4.0 * half * half
-        e = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0
-    else:
-        e = (1.0 - half * q[0] * inv_s) * (0.25 / (half * half))
+    psi, e = log_jl(q)
     if cn.local[i]:
-        u = so3.sub(so3.matTvec(ra, d), _vec(cn.d0, i))
+        u = so3.sub(so3.matTvec(ra, d), so3.vec_at(cn.d0, i))
     else:
-        u = so3.sub(d, _vec(cn.d0, i))
+        u = so3.sub(d, so3.vec_at(cn.d0, i))
         psi = so3.matvec(ra, psi)
     return u, psi, e, d, ra
 
@@ -244,11 +215,11 @@ def _apply(cn, i, n, m, psi, e, d, ra, f, tau):
     b = cn.b[i]
     if cn.local[i]:
         big = so3.matvec(ra, n)
-        z = so3.matvec(ra, _jl_inv(psi, e, m, 1.0))
+        z = so3.matvec(ra, jl_apply(psi, e, m, 1.0))
         za = so3.add(so3.cross(d, big), z)
     else:
         big = n
-        z = _jl_inv(psi, e, m, 1.0)
+        z = jl_apply(psi, e, m, 1.0)
         za = so3.sub(z, so3.cross(psi, m))
     for k in range(3):
         f[a, k] += big[k]
@@ -260,7 +231,7 @@ def _apply(cn, i, n, m, psi, e, d, ra, f, tau):
 @kernel(inline="always")
 def _axial(cn, i, x):
     """(stretch l - L0, unit chord e, engaged) of an axial connector i."""
-    d = so3.sub(_vec(x, cn.b[i]), _vec(x, cn.a[i]))
+    d = so3.sub(so3.vec_at(x, cn.b[i]), so3.vec_at(x, cn.a[i]))
     length = scalar.sqrt(so3.dot(d, d))
     stretch = length - cn.length[i]
     if cn.kind[i] == CABLE:
@@ -356,14 +327,14 @@ def connector_damping(cn, x, rot, quat, vel, omg, f, tau):
         a = cn.a[i]
         b = cn.b[i]
         u, psi, e, d, ra = _measures(cn, i, x, rot, quat)
-        dv = so3.sub(_vec(vel, b), _vec(vel, a))
-        dw = so3.sub(_vec(omg, b), _vec(omg, a))
+        dv = so3.sub(so3.vec_at(vel, b), so3.vec_at(vel, a))
+        dw = so3.sub(so3.vec_at(omg, b), so3.vec_at(omg, a))
         if cn.local[i]:
-            rate = so3.matTvec(ra, so3.add(dv, so3.cross(d, _vec(omg, a))))
-            psi_dot = _jl_inv(psi, e, so3.matTvec(ra, dw), -1.0)
+            rate = so3.matTvec(ra, so3.add(dv, so3.cross(d, so3.vec_at(omg, a))))
+            psi_dot = jl_apply(psi, e, so3.matTvec(ra, dw), -1.0)
         else:
             rate = dv
-            psi_dot = so3.add(so3.cross(_vec(omg, a), psi), _jl_inv(psi, e, dw, -1.0))
+            psi_dot = so3.add(so3.cross(so3.vec_at(omg, a), psi), jl_apply(psi, e, dw, -1.0))
         n = (cn.c_t[i, 0] * rate[0], cn.c_t[i, 1] * rate[1], cn.c_t[i, 2] * rate[2])
         m = (cn.c_r[i, 0] * psi_dot[0], cn.c_r[i, 1] * psi_dot[1], cn.c_r[i, 2] * psi_dot[2])
         power += so3.dot(rate, n) + so3.dot(psi_dot, m)

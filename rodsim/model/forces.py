@@ -13,9 +13,8 @@ model compiles only the terms it has.
 import numpy as np
 from numba.core import types as numba_types
 from numba.experimental import structref
-from numba.extending import overload
 
-from rodsim.jit import kernel
+from rodsim.jit import kernel, written
 from rodsim.model import rod
 from rodsim.terms import ALL, APPLIED, GROUND, INTERNAL, TERMS
 
@@ -117,7 +116,7 @@ def coupled_pairs(terms: ForceTerms) -> np.ndarray:
 # --- the compiled sums ---------------------------------------------------------------------
 
 
-def _present(terms_type, hook: str):
+def present(terms_type, hook: str):
     """(index, term) of the terms that a ForceTerms type holds and that have `hook`."""
     fields = dict(terms_type.field_dict)
     return [
@@ -128,56 +127,40 @@ def _present(terms_type, hook: str):
 
 
 def _sum(name: str, params: str, write):
-    """A kernel-callable `name(terms, <params>)` whose body write(present(hook), scope) writes
-    at typing time (source lines over the present terms), inlined into its caller."""
-    # numba matches the typing function's signature to the stub's: both written out
-    scope = {"write": write, "build": _build}
-    exec(
-        f"def {name}(terms, {params}):\n    raise TypeError('call from a kernel')\n\n"
-        f"def typing(terms, {params}):\n    return build(write, terms, {params!r})\n",
-        scope,
-    )
-    stub, typing = scope[name], scope["typing"]
-    overload(stub, inline="always")(typing)
-    return stub
-
-
-def _build(write, terms, params: str):
-    lines, env = write(terms)
-    body = "\n".join("    " + line for line in lines) or "    pass"
-    exec(f"def impl(terms, {params}):\n{body}\n", env)
-    return env["impl"]
+    """A kernel-callable `name(terms, <params>)` whose body write(terms type) writes at typing
+    time (source lines over the present terms; rodsim.jit.written), inlined into its caller."""
+    return written(name, f"terms, {params}", lambda types: write(types["terms"]))
 
 
 def _call(i: int, t, hook: str, args: str) -> str:
     return f"k{i}_{hook}(terms.{t.name}, terms.{t.name}_state, terms, {args})"
 
 
-def _env(present, hook):
-    return {f"k{i}_{hook}": getattr(t, hook) for i, t in present}
+def _env(held, hook):
+    return {f"k{i}_{hook}": getattr(t, hook) for i, t in held}
 
 
 def _write_forces(terms):
-    present = _present(terms, "forces")
+    held = present(terms, "forces")
     lines = ["f[:] = 0.0", "tau[:] = 0.0", "u = 0.0", "v = 0.0"]
-    for i, t in present:
+    for i, t in held:
         lines += [
             f"if select & {t.role}:",
             f"    du, dv = {_call(i, t, 'forces', 'x, rot, quat, t, f, tau')}",
             "    u += du",
             "    v += dv",
         ]
-    return [*lines, "return u, v"], _env(present, "forces")
+    return [*lines, "return u, v"], _env(held, "forces")
 
 
 def _write_forces_parallel(terms):
-    present = _present(terms, "forces")
-    env = _env(present, "forces")
+    held = present(terms, "forces")
+    env = _env(held, "forces")
     lines = ["u = 0.0", "v = 0.0"]
-    first = present[0] if present and present[0][1].forces_parallel is not None else None
+    first = held[0] if held and held[0][1].forces_parallel is not None else None
     if first is None:
         lines += ["f[:] = 0.0", "tau[:] = 0.0"]
-    for i, t in present:
+    for i, t in held:
         if (i, t) == first:
             env[f"k{i}_forces_parallel"] = t.forces_parallel
             call = _call(i, t, "forces_parallel", "x, rot, quat, t, f, tau, work")
@@ -189,8 +172,8 @@ def _write_forces_parallel(terms):
 
 def _write_each(hook: str, args: str):
     def write(terms):
-        present = _present(terms, hook)
-        return [_call(i, t, hook, args.format(i=i)) for i, t in present], _env(present, hook)
+        held = present(terms, hook)
+        return [_call(i, t, hook, args.format(i=i)) for i, t in held], _env(held, hook)
 
     return write
 

@@ -66,14 +66,8 @@ class RodElements(NamedTuple):
 _load_mat = so3.mat_at  # rot[a] (3,3) as a row-major 9-tuple
 
 
-@kernel(inline="always")
-def _load_vec(arr, a):
-    return (arr[a, 0], arr[a, 1], arr[a, 2])
-
-
-@kernel(inline="always")
-def _load_quat(arr, a):
-    return (arr[a, 0], arr[a, 1], arr[a, 2], arr[a, 3])
+_load_vec = so3.vec_at  # arr[a] (3,) as a 3-tuple
+_load_quat = so3.quat_at  # arr[a] (4,) as a 4-tuple
 
 
 @kernel(inline="always")
@@ -107,6 +101,33 @@ def relative_data(q):
         fp = 2.0 * half * inv_s
     psi = (fp * qx, fp * qy, fp * qz)
     return qv, s, half, inv_s, psi, 1.0 / (1.0 + w)
+
+
+@kernel(inline="always")
+def log_jl(q):
+    """(psi, e) of a unit quaternion q (w >= 0): psi = log of its rotation and
+    e = (1 - (t/2) cot(t/2)) / t^2, t = |psi|, the hat^2 coefficient of jl^{-1}(psi) (its
+    series below _SMALL), for jl_apply. Used by the supports and the connectors."""
+    qv, s, half, inv_s, psi, k = relative_data(q)
+    if half.real < _SMALL:
+        t2 = 4.0 * half * half
+        e = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0
+    else:
+        e = (1.0 - half * q[0] * inv_s) * (0.25 / (half * half))
+    return psi, e
+
+
+@kernel(inline="always")
+def jl_apply(psi, e, v, sign):
+    """jl^{-1}(psi) v (sign -1) or jl^{-T}(psi) v (sign +1): v + sign/2 psi x v +
+    e psi x (psi x v), e from log_jl."""
+    pv = so3.cross(psi, v)
+    ppv = so3.cross(psi, pv)
+    return (
+        v[0] + 0.5 * sign * pv[0] + e * ppv[0],
+        v[1] + 0.5 * sign * pv[1] + e * ppv[1],
+        v[2] + 0.5 * sign * pv[2] + e * ppv[2],
+    )
 
 
 @kernel(inline="always")

@@ -29,10 +29,9 @@ import scipy.linalg
 
 from rodsim.jit import kernel
 from rodsim.lie import so3
-from rodsim.model.rod import relative_data, relative_quaternion
+from rodsim.model.rod import jl_apply, log_jl, relative_quaternion
 
 FRAMES = ("global", "section")
-_SMALL = 1.0e-3
 
 
 @dataclass(frozen=True)
@@ -162,47 +161,17 @@ def support_frequencies(sp: SupportArrays, mass: np.ndarray, inertia: np.ndarray
 
 
 @kernel(inline="always")
-def _vec(arr, i):
-    return (arr[i, 0], arr[i, 1], arr[i, 2])
-
-
-@kernel(inline="always")
-def _quat(arr, i):
-    return (arr[i, 0], arr[i, 1], arr[i, 2], arr[i, 3])
-
-
-@kernel(inline="always")
 def _rotation(sp, i, quat):
     """(psi, e): psi = log(Lambda0^T Lambda) of entry i at the node quaternions quat (N,4), and
     e = (1 - (t/2) cot(t/2)) / t^2, t = |psi|, the hat^2 coefficient of jl^{-1}."""
-    q = relative_quaternion(_quat(sp.q0, i), _quat(quat, sp.node[i]))
-    qv, s, half, inv_s, psi, k = relative_data(q)
-    if half.real < _SMALL:
-        t2 = 4.0 * half * half
-        e = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0
-    else:
-        e = (1.0 - half * q[0] * inv_s) * (0.25 / (half * half))
-    return psi, e
-
-
-@kernel(inline="always")
-def _jl_inv(psi, e, v, sign):
-    """jl^{-1}(psi) v (sign -1) or jl^{-T}(psi) v (sign +1):
-    v + sign/2 psi x v + e psi x (psi x v)."""
-    pv = so3.cross(psi, v)
-    ppv = so3.cross(psi, pv)
-    return (
-        v[0] + 0.5 * sign * pv[0] + e * ppv[0],
-        v[1] + 0.5 * sign * pv[1] + e * ppv[1],
-        v[2] + 0.5 * sign * pv[2] + e * ppv[2],
-    )
+    return log_jl(relative_quaternion(so3.quat_at(sp.q0, i), so3.quat_at(quat, sp.node[i])))
 
 
 @kernel(inline="always")
 def _apply(sp, i, n, m, psi, e, f, tau):
     """f -= n, tau -= Lambda0 jl^{-T}(psi) m at the node of entry i."""
     a = sp.node[i]
-    z = so3.matvec(so3.mat_at(sp.r0, i), _jl_inv(psi, e, m, 1.0))
+    z = so3.matvec(so3.mat_at(sp.r0, i), jl_apply(psi, e, m, 1.0))
     for k in range(3):
         f[a, k] -= n[k]
         tau[a, k] -= z[k]
@@ -214,7 +183,7 @@ def support_forces(sp, x, quat, f, tau):
     to f, tau (N,3); returns their energy 1/2 (u.K_t u + psi.K_r psi)."""
     energy = 0.0
     for i in range(sp.node.shape[0]):
-        u = so3.sub(_vec(x, sp.node[i]), _vec(sp.x0, i))
+        u = so3.sub(so3.vec_at(x, sp.node[i]), so3.vec_at(sp.x0, i))
         n = so3.matvec(so3.mat_at(sp.k_t, i), u)
         psi, e = _rotation(sp, i, quat)
         m = so3.matvec(so3.mat_at(sp.k_r, i), psi)
@@ -231,10 +200,10 @@ def support_damping_forces(sp, quat, vel, omg, f, tau):
     power = 0.0
     for i in range(sp.node.shape[0]):
         a = sp.node[i]
-        rate = _vec(vel, a)
+        rate = so3.vec_at(vel, a)
         n = so3.matvec(so3.mat_at(sp.c_t, i), rate)
         psi, e = _rotation(sp, i, quat)
-        psi_dot = _jl_inv(psi, e, so3.matTvec(so3.mat_at(sp.r0, i), _vec(omg, a)), -1.0)
+        psi_dot = jl_apply(psi, e, so3.matTvec(so3.mat_at(sp.r0, i), so3.vec_at(omg, a)), -1.0)
         m = so3.matvec(so3.mat_at(sp.c_r, i), psi_dot)
         power += so3.dot(rate, n) + so3.dot(psi_dot, m)
         _apply(sp, i, n, m, psi, e, f, tau)

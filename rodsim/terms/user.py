@@ -37,10 +37,9 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import types
-from numba.extending import overload
 
 from rodsim.errors import ArgumentError
-from rodsim.jit import kernel
+from rodsim.jit import kernel, written
 from rodsim.terms import user_tangent as tangent
 from rodsim.terms.contract import APPLIED, GROUND, INTERNAL, StepShare, Term, step_share
 from rodsim.terms.user_compile import Compiled, UserTerm, user_term
@@ -115,24 +114,13 @@ def _has(entry_type, field: str) -> bool:
 
 def _unrolled(name: str, params: str, write):
     """A kernel-callable name(own, <params>) whose body write(own type, argument types by
-    name) writes at typing time, one call per entry of the tuple own, inlined into its
-    caller."""
-    scope = {"write": write, "build": _build}
-    exec(
-        f"def {name}(own, {params}):\n    raise TypeError('call from a kernel')\n\n"
-        f"def typing(own, {params}):\n    return build(write, own, {params!r}, ({params},))\n",
-        scope,
+    name) writes at typing time (rodsim.jit.written), one call per entry of the tuple own,
+    inlined into its caller."""
+    return written(
+        name,
+        f"own, {params}",
+        lambda ty: (write(ty["own"], ty), {"np": np, "add_scaled": _add_scaled}),
     )
-    overload(scope[name], inline="always")(scope["typing"])
-    return scope[name]
-
-
-def _build(write, own, params: str, args):
-    lines = write(own, dict(zip((p.strip() for p in params.split(",")), args, strict=True)))
-    env = {"np": np, "add_scaled": _add_scaled}
-    body = "\n".join("    " + line for line in lines) or "    pass"
-    exec(f"def impl(own, {params}):\n{body}\n", env)
-    return env["impl"]
 
 
 def _suffix(array_type) -> str:
