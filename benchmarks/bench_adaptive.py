@@ -22,7 +22,7 @@ import h5py
 import numpy as np
 import yaml
 
-from rodsim import restart
+from rodsim.results import restart
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = ROOT / "inputs" / "violent_pulse" / "violent_pulse.yaml"

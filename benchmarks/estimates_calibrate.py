@@ -289,7 +289,7 @@ def _random_mesh(rng, n: int, rods: bool, plates: bool, n_sets: int):
 
 
 def _random_frame(rng, mesh):
-    from rodsim.writers.frame import Frame
+    from rodsim.results.frame import Frame
 
     n, e, p = mesh.n_nodes, mesh.n_elements, mesh.n_plates
 
@@ -329,7 +329,7 @@ def fit_size() -> None:
     """Least-squares FRAME_DATASET_BYTES and MESH_DATASET_BYTES: what the file holds beyond
     the data, the allocated chunks and the chunk index past its first node."""
     from rodsim import estimates
-    from rodsim.results_writer import ResultsWriter
+    from rodsim.results.writer import ResultsWriter
 
     rng = np.random.default_rng(0)
     rows, sizes = [], []

@@ -173,7 +173,7 @@ def live_reads(
     the file and each read stay small), every read checked against its run's finished file."""
     from click.testing import CliRunner
 
-    from rodsim import results_reader
+    from rodsim.results import reader as results_reader
 
     if single_try:  # as before read_live: one try, whatever the lock says
         results_reader.RETRIES_ANYWAY = 0

@@ -23,8 +23,8 @@ import meshio
 import numpy as np
 
 from rodsim.results import read_results
-from rodsim.results_reader import frame_count
-from rodsim.writers.vtk import read_pvd
+from rodsim.results.reader import frame_count
+from rodsim.results.vtk import read_pvd
 
 # a frame every 0.5 of simulated time, ~1/40 s of wall time (2-core machine), so that the
 # index (rewritten at most once a second) lags the results file by tens of frames at a kill

@@ -14,7 +14,7 @@ import numpy as np
 
 from rodsim import estimates
 from rodsim import run as runner
-from rodsim.results_format import chosen_datasets
+from rodsim.results.layout import chosen_datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 # (case, overrides): a few dozen frames each, long enough for the motion to fill the arrays

@@ -11,6 +11,10 @@ fast (numba and the kernels load only when a case is built):
 
 __version__ = "0.1.0"
 
+from rodsim import moved as _moved
+
+_moved.install()  # old module paths (rodsim.results_reader, ...) keep importing
+
 # name -> the module that defines it
 _API = {
     "load_case": "rodsim.api",
@@ -32,7 +36,7 @@ _API = {
     "State": "rodsim.simulation",
     "Inputs": "rodsim.simulation",
     "Case": "rodsim.case.load",
-    "Frame": "rodsim.writers.frame",
+    "Frame": "rodsim.results.frame",
     "RodsimError": "rodsim.errors",
     "CaseError": "rodsim.errors",
     "ArgumentError": "rodsim.errors",

@@ -17,7 +17,7 @@ from rodsim.case.load import Case
 from rodsim.case_summary import summary
 from rodsim.errors import CaseError
 from rodsim.integrators import modal
-from rodsim.results import Results, from_frames, read_results
+from rodsim.results.arrays import Results, from_frames, read_results
 from rodsim.run import Prepared, Result
 from rodsim.sequence import EigenResult
 from rodsim.terms.user import user_term

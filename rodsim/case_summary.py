@@ -9,8 +9,8 @@ from rodsim.case.settings import GravityLoad
 from rodsim.integrators.planning import split_steps
 from rodsim.model import variants
 from rodsim.model.forces import load_totals
+from rodsim.results.frame import Frame, written
 from rodsim.terms import GROUND, INTERNAL, TERMS
-from rodsim.writers.frame import Frame, written
 
 
 def _bound(value, auto: str) -> str:

@@ -241,7 +241,7 @@ def run(case, output, vtk, overrides, quiet, max_memory, restart):
     """Validate CASE, integrate it and write the results."""
     from rodsim import api, case_summary, kernel_cache
     from rodsim import run as runner
-    from rodsim.results_writer import previous_path
+    from rodsim.results.writer import previous_path
 
     progress = Progress(0.0, sys.stderr.isatty() and not quiet, announce=not quiet)
     lines = _OwnLines(progress, summary=not quiet)
@@ -344,9 +344,9 @@ def check(case, overrides, max_memory):
 def schema(output):
     """Write the case file's JSON Schema (draft 2020-12), for editors that complete and check
     YAML (docs/units.md, "Editors")."""
-    from rodsim import output_guard
     from rodsim.case import json_schema
     from rodsim.post.replace_file import write_whole
+    from rodsim.results import guard as output_guard
 
     text = json_schema.text()
     if output:
@@ -362,7 +362,7 @@ def schema(output):
 def info(results):
     """Print what a results file holds."""
     from rodsim.post.summary import describe
-    from rodsim.results_reader import read_live
+    from rodsim.results.reader import read_live
 
     click.echo(read_live(results, describe))  # a read torn by a live run's flush: again
 

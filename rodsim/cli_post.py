@@ -94,7 +94,7 @@ def export(results, fmt, folder, table, frame, history, envelope, matrices, over
                         "--frame and --envelope")  # fmt: skip
     if envelope and frame is not None:
         raise CaseError("--envelope covers every frame: give it without --frame")
-    from rodsim.results_reader import incomplete_warning
+    from rodsim.results.reader import incomplete_warning
 
     warning = incomplete_warning(results)
     if warning:
@@ -123,9 +123,9 @@ def export(results, fmt, folder, table, frame, history, envelope, matrices, over
 
 
 def _check_picture(path: Path, results) -> None:
-    """CaseError unless path names a PNG that may be written (rodsim.output_guard): a .yaml
+    """CaseError unless path names a PNG that may be written (rodsim.results.guard): a .yaml
     or .h5 name was an internal error."""
-    from rodsim import output_guard
+    from rodsim.results import guard as output_guard
 
     if path.suffix.lower() != ".png":
         raise CaseError(
@@ -169,7 +169,7 @@ def plot(results, what, output, against, along, frames, envelope):
     displacement@beam.end, displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all);
     with --along, QUANTITY@SET along its rod; of a sweep's summary.h5, RESULT --against P
     (or P1,P2)."""
-    from rodsim.results_reader import incomplete_warning
+    from rodsim.results.reader import incomplete_warning
     from rodsim.sweep import summary
 
     if output is not None:
@@ -263,7 +263,7 @@ def render(results, output, field, frames, at, reference, mode, view, fit, camer
     coloured by a field (needs rodsim[render])."""
     from rodsim import progress
     from rodsim.post.render import render as draw
-    from rodsim.results_reader import incomplete_warning
+    from rodsim.results.reader import incomplete_warning
 
     warning = incomplete_warning(results)
     if warning:

@@ -2,7 +2,7 @@
 size of its results file and its wall time.
 
 Results file: exact arithmetic where it can be (the data, the chunks the writer allocates
-for the planned frames: rodsim.results_storage.chunk_frames) plus the HDF5 bookkeeping (object
+for the planned frames: rodsim.results.storage.chunk_frames) plus the HDF5 bookkeeping (object
 headers, chunk indexes, groups), two constants fitted on 144 files of 7 to 600 nodes, 1 to
 1000 frames and 1 to 30 node sets (``python benchmarks/estimates_calibrate.py --fit-size``),
 whose residuals were -3.2 to +2.9 kB. With compression the frames take what their data
@@ -22,12 +22,12 @@ import numpy as np
 
 from rodsim.mesh.assemble import Mesh
 from rodsim.resources import format_size
-from rodsim.restart import CONTROL
-from rodsim.results_format import MESH_DATASETS, chosen_datasets, is_present
-from rodsim.results_storage import ISTORE_K, chunk_frames, is_compressed
-from rodsim.results_writer import frame_datasets
-from rodsim.writers.vtk import INDEX_BYTES_PER_FRAME
-from rodsim.writers.vtk_cells import PLATE_CELL_DATA, ROD_CELL_DATA
+from rodsim.results.layout import MESH_DATASETS, chosen_datasets, is_present
+from rodsim.results.restart import CONTROL
+from rodsim.results.storage import ISTORE_K, chunk_frames, is_compressed
+from rodsim.results.vtk import INDEX_BYTES_PER_FRAME
+from rodsim.results.vtk_cells import PLATE_CELL_DATA, ROD_CELL_DATA
+from rodsim.results.writer import frame_datasets
 
 # HDF5 bookkeeping (fitted, see the docstring): each per-frame dataset (object header,
 # description attribute, the first node of its chunk index; and a share of the file's own:
@@ -76,7 +76,7 @@ def _mesh_data(mesh: Mesh) -> tuple[int, int]:
 
 RESTART_DATASET_BYTES = 600  # header, description and share of the slot's attributes
 
-# The ParaView series (rodsim.writers.vtk): a .vtu per frame, its arrays zlib-compressed and
+# The ParaView series (rodsim.results.vtk): a .vtu per frame, its arrays zlib-compressed and
 # base64-encoded by meshio, plus a line of the .pvd index. A frame's .vtu is VTU_HEADER bytes
 # (XML, and the arrays' compression blocks) plus VTU_RATIO times its raw array bytes
 # (vtk_raw_bytes), fitted for the least relative error by `python benchmarks/vtk_size.py --fit`
@@ -128,7 +128,7 @@ def results_size(
     """The results file of frames frames of mesh (text_bytes: the case text, title and
     overrides the file keeps; constants: the fitted bookkeeping bytes, which
     benchmarks/estimates_calibrate.py --fit-size varies; chosen: the datasets output.fields
-    keeps, rodsim.results_format.chosen_datasets, None: all)."""
+    keeps, rodsim.results.layout.chosen_datasets, None: all)."""
     frame_dataset_bytes, mesh_dataset_bytes = constants
     total = text_bytes
     frame_bytes = 0
@@ -290,7 +290,7 @@ def series_size_of(prep) -> int:
 
 
 def restart_bytes(mesh: Mesh, kinds) -> int:
-    """The restart/ group (rodsim.restart) of a run whose steps are of kinds (the solver
+    """The restart/ group (rodsim.results.restart) of a run whose steps are of kinds (the solver
     kinds, "adaptive" for adaptive implicit steps): two slots of the largest state, their
     bookkeeping (RESTART_DATASET_BYTES per dataset) included. Adaptive steps also keep the
     Jacobian's 6x6 blocks, one per node and two per coupled node pair (rods: their elements;

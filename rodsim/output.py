@@ -16,7 +16,8 @@ from rodsim.lie.arrays import relative_quaternions
 from rodsim.model import forces
 from rodsim.model.prescribed import prescribed_velocities
 from rodsim.model.stress import stress_fields
-from rodsim.results_format import (
+from rodsim.results.frame import Frame, Unwritten
+from rodsim.results.layout import (
     ALWAYS,
     FRAME_DATASETS,
     PLATES,
@@ -26,9 +27,8 @@ from rodsim.results_format import (
     TERM_FRAME_DATASETS,
     concrete_shape,
 )
-from rodsim.writers.frame import Frame, Unwritten
 
-# the Frame fields of each choosable dataset (rodsim.results_format), by group of what
+# the Frame fields of each choosable dataset (rodsim.results.layout), by group of what
 # computes them: the element resultants (forces.fields), the stresses recovered from them
 # (rodsim.model.stress, which costs as much as a third of a short run) and the reactions
 _SOURCE = {d.path: d.source for d in FRAME_DATASETS if d.choosable}
@@ -67,7 +67,7 @@ def _fields(model, x, rot, with_energy: bool = False, chosen=None) -> dict:
     """The element fields of a state: resultants (rodsim.model.forces.fields) and the stresses
     recovered from them (rodsim.model.stress), when the model has stress tables, and the
     terms' own datasets ("terms", Frame.terms); chosen: the datasets output.fields keeps
-    (rodsim.results_format.chosen_datasets; None: all): the stresses are recovered only if
+    (rodsim.results.layout.chosen_datasets; None: all): the stresses are recovered only if
     one is kept, the resultants only if one of them or a stress is (or the energy is
     wanted); the terms' own datasets always (a few values per entry, and their mesh datasets
     go with every frame)."""
@@ -81,7 +81,7 @@ def _fields(model, x, rot, with_energy: bool = False, chosen=None) -> dict:
 
 
 def _has(model, d) -> bool:
-    """rodsim.results_format.is_present for a model: whether its results have dataset d."""
+    """rodsim.results.layout.is_present for a model: whether its results have dataset d."""
     stress = model.n_elements > 0 and model.stress is not None and model.stress.n_points > 0
     return {
         ALWAYS: True,

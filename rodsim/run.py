@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rodsim import interrupts, output_guard, output_lock, resources, sequence, solvers
+from rodsim import interrupts, resources, sequence, solvers
 from rodsim.case import steps as case_steps
 from rodsim.case.carry import carried
 from rodsim.case.load import Case, load_case
@@ -26,13 +26,15 @@ from rodsim.errors import (
     RodsimError,
 )
 from rodsim.integrators.planning import Plan, plan
-from rodsim.restart import steps_taken
-from rodsim.results_format import chosen_datasets
-from rodsim.results_writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter, previous_path
+from rodsim.results import guard as output_guard
+from rodsim.results import lock as output_lock
+from rodsim.results.frame import Frame
+from rodsim.results.layout import chosen_datasets
+from rodsim.results.mode_series import write_mode_series
+from rodsim.results.restart import steps_taken
+from rodsim.results.vtk import SeriesWriter, refuse_foreign_index
+from rodsim.results.writer import COMPLETE, FAILED, INTERRUPTED, ResultsWriter, previous_path
 from rodsim.terms import user
-from rodsim.writers.frame import Frame
-from rodsim.writers.mode_series import write_mode_series
-from rodsim.writers.vtk import SeriesWriter, refuse_foreign_index
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +158,7 @@ def with_terms(prep: Prepared, terms) -> Prepared:
 
 def output_paths(case: Case, output=None) -> tuple[Path, Path]:
     """(results .h5, ParaView .pvd) paths: -o, else <case-stem>.h5 next to the case file.
-    CaseError (before anything is written, rodsim.output_guard) if the results would
+    CaseError (before anything is written, rodsim.results.guard) if the results would
     overwrite a file the case reads (the case, a mesh, the results file of initial.from or
     imperfection.from, a shape file), a file that is not a rodsim results file, or the run's
     own ParaView index (-o x.pvd)."""

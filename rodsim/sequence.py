@@ -3,7 +3,7 @@ from the state the step before left, each frame stamped with its step and total 
 a run continued from a restart state (docs/restart.md).
 
 A step's own frames come from its solver (rodsim.solvers.SOLVERS); the state handed from
-one step to the next is the restart state of the step's last frame (rodsim.restart), the
+one step to the next is the restart state of the step's last frame (rodsim.results.restart), the
 same arrays a run started by hand from the results file reads back.
 """
 
@@ -12,12 +12,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rodsim import restart, solvers
+from rodsim import solvers
 from rodsim.case.imperfection import check_same_mesh
 from rodsim.errors import CaseError
 from rodsim.integrators import implicit, modal
-from rodsim.results_reader import frame_count, open_results
-from rodsim.writers.frame import Frame
+from rodsim.results import restart
+from rodsim.results.frame import Frame
+from rodsim.results.reader import frame_count, open_results
 
 RESTART_KEY = "--restart"
 
@@ -80,7 +81,7 @@ def duration(prep) -> float:
 
 def frames(prep, progress=None, stop=lambda: False, resume=None):
     """The frames of a prepared case and, after a modal or buckling step's frames, its
-    EigenResult; resume: a restart state (rodsim.restart.RestartState) to continue from."""
+    EigenResult; resume: a restart state (rodsim.results.restart.RestartState) to continue from."""
     steps = steps_of(prep)
     handed, total = None, 0.0
     first = 0

@@ -24,9 +24,9 @@ from rodsim.api import prepare
 from rodsim.errors import ArgumentError, CaseError
 from rodsim.integrators import equilibrium
 from rodsim.output import dynamic_frame, static_frame
-from rodsim.results import Results, from_frames
+from rodsim.results.arrays import Results, from_frames
+from rodsim.results.frame import Frame
 from rodsim.state import Inputs, State
-from rodsim.writers.frame import Frame
 
 __all__ = ["Inputs", "Simulation", "State", "StateView"]
 
@@ -341,7 +341,7 @@ class Simulation:
 
     def frame(self) -> Frame:
         """The output record of the current state, as a results file holds it (velocities,
-        energies, reactions, stress resultants; rodsim.writers.frame.Frame). Its solver
+        energies, reactions, stress resultants; rodsim.results.frame.Frame). Its solver
         counters cover the steps since the previous frame(), as the file's cover those since
         the previous frame."""
         self._sync()

@@ -13,7 +13,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from rodsim import restart
 from rodsim import state as states
 from rodsim.case.imperfection import displaced
 from rodsim.integrators import adaptive, dynamics, equilibrium, implicit, modal, path
@@ -21,7 +20,8 @@ from rodsim.interrupts import StopRequested
 from rodsim.model import forces
 from rodsim.output import dynamic_frame, static_frame
 from rodsim.registry import Registry
-from rodsim.results_format import chosen_datasets
+from rodsim.results import restart
+from rodsim.results.layout import chosen_datasets
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def _initial_state(prep):
 
 
 def _dynamic_state(begin):
-    """The StateArrays of a restart state (rodsim.restart): a dynamic one's momenta, or at
+    """The StateArrays of a restart state (rodsim.results.restart): a dynamic one's momenta, or at
     rest (an equilibrium's)."""
     x, rot, p, pi = restart.motion(begin)
     return dynamics.StateArrays(x, rot, p, pi, np.zeros_like(x), np.zeros_like(x))
@@ -84,7 +84,7 @@ RESTART_KEY = "--restart"
 
 def _resumed(begin, model) -> states.State:
     """The State of a restart state a run continues, its term states checked against the
-    model's (rodsim.restart.check_terms)."""
+    model's (rodsim.results.restart.check_terms)."""
     restart.check_terms(begin, model.terms, "", RESTART_KEY)
     return begin.state()
 
@@ -100,7 +100,7 @@ def _carry_terms(model, begin) -> bool:
 
 def _start_implicit(prep, begin=None):
     """A running implicit.Implicit at the initial state, or at a restart state begin
-    (rodsim.restart: its step count, time origin, dt, Newton's first guess, the adaptive
+    (rodsim.results.restart: its step count, time origin, dt, Newton's first guess, the adaptive
     controller and the terms' state)."""
     s, model = prep.case.settings.solver, prep.setup.model
     resume = begin is not None and begin.kind == "implicit"
@@ -173,7 +173,7 @@ def resumed_plan(plan, begin):
 def _dynamic_frames(prep, progress, stop, begin=None, resume=False):
     """Frames of a dynamic analysis (explicit or implicit), the first at t = 0; on a stop
     request, the current state as a last, off-schedule frame. begin: a restart state
-    (rodsim.restart) to start from; resume: it is this analysis' own (continue it, its frame
+    (rodsim.results.restart) to start from; resume: it is this analysis' own (continue it, its frame
     written already), else the state a step before left (start from it at t = 0)."""
     p = prep.plan
     chosen = chosen_datasets(prep.case.settings.output.fields)  # what the frames compute

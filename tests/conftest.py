@@ -231,7 +231,7 @@ def frames_in(path) -> int:
     """Complete frames of a results file another process may be writing (0: none yet)."""
     import h5py
 
-    from rodsim.results_reader import frame_count
+    from rodsim.results.reader import frame_count
 
     try:
         with h5py.File(path, "r", locking=False) as f:

@@ -16,7 +16,7 @@ import rodsim
 from rodsim.case.load import parse_yaml
 from rodsim.cli import main
 from rodsim.errors import CaseError
-from rodsim.results_format import FRAME_DATASETS
+from rodsim.results.layout import FRAME_DATASETS
 
 ROOT = Path(__file__).resolve().parents[1]
 SPAGHETTI = ROOT / "inputs" / "spaghetti" / "spaghetti.yaml"

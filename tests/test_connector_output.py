@@ -23,7 +23,8 @@ from rodsim.model import forces
 from rodsim.model.prescribed import Prescribed
 from rodsim.output import dynamic_frame
 from rodsim.results import read_results
-from rodsim.results_format import (
+from rodsim.results.frame import Unwritten
+from rodsim.results.layout import (
     FIELD_NAMES,
     LAYOUT_MINOR,
     TERM_DATASETS,
@@ -31,9 +32,8 @@ from rodsim.results_format import (
     chosen_datasets,
     markdown_table,
 )
-from rodsim.results_writer import ResultsWriter
+from rodsim.results.writer import ResultsWriter
 from rodsim.terms import connectors as term
-from rodsim.writers.frame import Unwritten
 
 ROOT = Path(__file__).resolve().parents[1]
 INPUTS = ROOT / "inputs" / "connectors"
@@ -293,7 +293,7 @@ def test_the_paraview_series_has_a_line_cell_per_connector(tmp_path):
     import meshio
 
     from rodsim.post.export import export_vtk
-    from rodsim.writers.vtk import read_pvd
+    from rodsim.results.vtk import read_pvd
 
     out = tmp_path / "out.h5"
     api.run_case(SLIP, out, vtk=True, overrides=SHORT)

@@ -13,10 +13,11 @@ import pytest
 from click.testing import CliRunner
 from test_results_format import random_frame, random_mesh
 
-from rodsim import estimates, results_storage, run
+from rodsim import estimates, run
 from rodsim.cli import main
-from rodsim.results_storage import CHUNK_BYTES, CHUNKS_PER_RUN, chunk_frames
-from rodsim.results_writer import ResultsWriter
+from rodsim.results import storage as results_storage
+from rodsim.results.storage import CHUNK_BYTES, CHUNKS_PER_RUN, chunk_frames
+from rodsim.results.writer import ResultsWriter
 
 INPUTS = Path(__file__).resolve().parents[1] / "inputs"
 

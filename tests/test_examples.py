@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rodsim.results_format import LAYOUT_MINOR
+from rodsim.results.layout import LAYOUT_MINOR
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 
@@ -31,7 +31,7 @@ def test_read_results_example(tmp_path, capsys):
     """docs/examples/read_results.py (docs/results.md) reads a real result with h5py alone, and
     its code is the one the page shows."""
     from rodsim import run as runner
-    from rodsim.results_reader import frame_count, open_results, read_frame
+    from rodsim.results.reader import frame_count, open_results, read_frame
 
     case = Path(__file__).resolve().parents[1] / "inputs" / "spaghetti" / "spaghetti.yaml"
     prep = runner.prepare(case, ["solver.t_end=1", "output.interval=0.5"])

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rodsim import results_reader
 from rodsim.errors import CaseError
+from rodsim.results import reader as results_reader
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -378,7 +378,7 @@ def test_each_mode_has_a_paraview_series(tmp_path):
     the mode scaled so that its largest nodal displacement is 10% of the model's size (1 m)."""
     import meshio
 
-    from rodsim.writers.vtk import read_pvd
+    from rodsim.results.vtk import read_pvd
 
     case = _case(n=10, solver="{analysis: modal, modal: {modes: 2}}")
     result = rodsim.run_case(case, tmp_path / "beam.h5", vtk=True)

@@ -14,8 +14,8 @@ import rodsim
 from rodsim import estimates, output, run
 from rodsim.cli import main
 from rodsim.errors import CaseError
-from rodsim.results_format import ALWAYS_WRITTEN, CHOOSABLE, FRAME_DATASETS
-from rodsim.writers.frame import Unwritten
+from rodsim.results.frame import Unwritten
+from rodsim.results.layout import ALWAYS_WRITTEN, CHOOSABLE, FRAME_DATASETS
 
 INPUTS = Path(__file__).resolve().parents[1] / "inputs"
 FRAME = INPUTS / "frame" / "frame.yaml"  # rods with shaped sections: stresses recovered
@@ -261,7 +261,7 @@ def test_along_a_left_out_dataset_says_so(tmp_path):
 )
 def test_render_field_left_out_says_so(tmp_path, text, fields, spec, path):
     from rodsim.post.render_scene import field_values, parse_field
-    from rodsim.results_reader import open_results
+    from rodsim.results.reader import open_results
 
     out, _ = _case(tmp_path, text, "case", f"output.fields={fields}")
     with open_results(out) as f, pytest.raises(CaseError, match=f"{path} not written"):

@@ -1,4 +1,4 @@
-"""One output guard for every command that writes (rodsim.output_guard, docs/running.md
+"""One output guard for every command that writes (rodsim.results.guard, docs/running.md
 "Outputs"): a file the command reads, or an existing file that is not an earlier output of
 the same kind, is refused with exit 2 naming the option, and every file in the folder stays
 byte-identical; an earlier output of the kind is replaced."""
@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import small_cantilever, tree_bytes
 
-from rodsim import output_guard
 from rodsim.cli import main
+from rodsim.results import guard as output_guard
 
 NOTES = b"my own notes, not rodsim's\n"
 

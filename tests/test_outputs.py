@@ -19,8 +19,8 @@ from rodsim import run as runner
 from rodsim.cli import main
 from rodsim.integrators import dynamics
 from rodsim.post.export import export_vtk
-from rodsim.results_reader import quaternion_matrices
-from rodsim.writers.vtk import read_pvd
+from rodsim.results.reader import quaternion_matrices
+from rodsim.results.vtk import read_pvd
 
 INPUTS = Path(__file__).resolve().parents[1] / "inputs"
 SPAGHETTI = INPUTS / "spaghetti" / "spaghetti.yaml"

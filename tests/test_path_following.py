@@ -255,7 +255,7 @@ def test_a_load_displacement_plot(tmp_path):
     """rodsim plot FILE load_factor --against displacement.y@apex: the path's curve, drawn
     from the file's own datasets; --against takes one curve only."""
     from rodsim.post.plots import _scalar, plot_results
-    from rodsim.results_reader import open_results
+    from rodsim.results.reader import open_results
 
     spec = "{method: arc_length, set: beam.end, component: uy, to: 0.3, steps: 100}"
     h5 = rodsim.run_case(cantilever(path=spec), tmp_path / "p.h5", vtk=False).path

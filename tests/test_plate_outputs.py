@@ -13,10 +13,10 @@ from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh
 from rodsim.post.export import export_vtk
 from rodsim.post.plots import plot_results
-from rodsim.results_reader import open_results, read_frame
-from rodsim.results_writer import ResultsWriter
-from rodsim.writers.frame import Frame
-from rodsim.writers.vtk import SeriesWriter, read_pvd
+from rodsim.results.frame import Frame
+from rodsim.results.reader import open_results, read_frame
+from rodsim.results.vtk import SeriesWriter, read_pvd
+from rodsim.results.writer import ResultsWriter
 
 # a 3 x 1 strip: quad, two triangles, quad (so the VTU holds the runs quad | tri tri | quad),
 # stiffened by two rods along y = 0

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from rodsim.cli import main
-from rodsim.results_reader import quaternion_matrices
+from rodsim.results.reader import quaternion_matrices
 
 BAR = """
 rodsim: 1

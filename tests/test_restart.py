@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from conftest import frames_in, interrupted
 
-from rodsim import api, restart
+from rodsim import api
 from rodsim.errors import Interrupted
-from rodsim.results import read_results
-from rodsim.results_reader import frame_count
-from rodsim.writers.vtk import read_pvd
+from rodsim.results import read_results, restart
+from rodsim.results.reader import frame_count
+from rodsim.results.vtk import read_pvd
 
 CASE = """\
 rodsim: 1

@@ -1,4 +1,4 @@
-"""The results format (rodsim/results_format.py, docs/results.md): a write-read round trip of
+"""The results format (rodsim/results/layout.py, docs/results.md): a write-read round trip of
 every dataset in the style of meshio's tests, the layout versioning rule, refused files, and
 the docs against the code's table."""
 
@@ -15,7 +15,8 @@ from rodsim.cli import main
 from rodsim.errors import CaseError
 from rodsim.mesh.assemble import Mesh
 from rodsim.post.summary import describe
-from rodsim.results_format import (
+from rodsim.results.frame import Frame
+from rodsim.results.layout import (
     DATASETS,
     DISSIPATING,
     FRAME_DATASETS,
@@ -23,15 +24,14 @@ from rodsim.results_format import (
     SETS,
     markdown_table,
 )
-from rodsim.results_reader import (
+from rodsim.results.reader import (
     frame_count,
     layout_version,
     open_results,
     quaternion_matrices,
     read_frame,
 )
-from rodsim.results_writer import ResultsWriter
-from rodsim.writers.frame import Frame
+from rodsim.results.writer import ResultsWriter
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "results.md"
 FRAMES = 3
@@ -312,7 +312,7 @@ def test_a_killed_flush_counts_the_complete_frames_only(tmp_path):
 def test_docs_table_is_generated_from_the_code():
     doc = DOC.read_text()
     assert markdown_table() in doc, (
-        "docs/results.md is stale: paste the output of python -m rodsim.results_format"
+        "docs/results.md is stale: paste the output of python -m rodsim.results.layout"
     )
     for d in DATASETS:
         assert f"| `{d.path.replace('{name}', '<set>')}` |" in doc, d.path

@@ -1,4 +1,4 @@
-"""The results writer under faults (rodsim.results_writer, docs/running.md): the space of
+"""The results writer under faults (rodsim.results.writer, docs/running.md): the space of
 every frame is reserved before it is written, a refused reservation leaves every earlier
 frame readable with the status recorded, previous results are kept until a run completes,
 and the ParaView series lists exactly its complete files."""
@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 from test_results_format import random_frame, random_mesh
 
-from rodsim import results_storage, run, solvers
+from rodsim import run, solvers
 from rodsim.errors import ResourceError
-from rodsim.results_reader import frame_count, open_results, read_frame, run_status
-from rodsim.results_writer import COMPLETE, FAILED, ResultsWriter, previous_path
-from rodsim.writers import vtk
-from rodsim.writers.vtk import SeriesWriter, read_pvd
+from rodsim.results import storage as results_storage
+from rodsim.results import vtk
+from rodsim.results.reader import frame_count, open_results, read_frame, run_status
+from rodsim.results.vtk import SeriesWriter, read_pvd
+from rodsim.results.writer import COMPLETE, FAILED, ResultsWriter, previous_path
 
 
 def frames(n, seed=1):
@@ -222,7 +223,7 @@ def test_an_equilibrium_stopped_mid_load_step_ends_with_its_iterate(tmp_path):
 
 
 def test_the_status_line_says_off_schedule_only_when_the_last_frame_is():
-    from rodsim.results_reader import RunStatus
+    from rodsim.results.reader import RunStatus
 
     stopped_on_a_frame = RunStatus("interrupted", "SIGTERM", 10.0, 5.0, False)
     assert stopped_on_a_frame.text() == "interrupted by SIGTERM: last frame t = 5 of 10"

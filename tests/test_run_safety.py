@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from conftest import frames_in
 
-from rodsim.results_reader import frame_count, open_results, read_frame, run_status
-from rodsim.writers.vtk import read_pvd
+from rodsim.results.reader import frame_count, open_results, read_frame, run_status
+from rodsim.results.vtk import read_pvd
 
 CASE = """\
 rodsim: 1
@@ -284,8 +284,8 @@ def test_a_full_disk_stops_cleanly(tmp_path, warm):
 
 
 def test_lock_of_a_live_process_is_respected_and_of_a_dead_one_taken_over(tmp_path):
-    from rodsim import output_lock
     from rodsim.errors import ResourceError
+    from rodsim.results import lock as output_lock
 
     h5 = tmp_path / "r.h5"
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])

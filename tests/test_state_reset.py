@@ -11,9 +11,10 @@ import pytest
 from conftest import small_cantilever
 
 import rodsim
-from rodsim import api, restart
+from rodsim import api
 from rodsim import state as states
 from rodsim.errors import ArgumentError
+from rodsim.results import restart
 
 SINE = "{sine: {amplitude: 1, frequency: 3}}"
 # a tip force with a time function: a run whose loads change while it steps

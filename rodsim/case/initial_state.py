@@ -5,19 +5,19 @@ run started from a frame of an earlier results file of the same mesh
 (`initial: {from: FILE, frame: K}`): its node positions,
 rotations (its current nodal frames, the rotation from its reference times its reference
 frames) and spatial momenta, as the integrators hold them; where the file's restart state
-(rodsim.restart) is that frame's, its raw arrays, bit for bit what that run held. The
+(rodsim.results.restart) is that frame's, its raw arrays, bit for bit what that run held. The
 earlier run's loads are not carried over: this case's loads act from its own t = 0."""
 
 import logging
 
 import numpy as np
 
-from rodsim import restart
 from rodsim.case.imperfection import check_same_mesh
 from rodsim.case.initial_shape import KEY, arc_lengths, configuration
 from rodsim.errors import CaseError
 from rodsim.model import timefunc
-from rodsim.results_reader import frame_count, open_results, read_frame, run_status
+from rodsim.results import restart
+from rodsim.results.reader import frame_count, open_results, read_frame, run_status
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def _dynamic_start(case, key: str, how: str) -> None:
 
 
 def _restart_state(f, k: int):
-    """The restart state of frame k of an open results file (rodsim.restart), or None (it
+    """The restart state of frame k of an open results file (rodsim.results.restart), or None (it
     holds another frame's, or none)."""
     try:
         state = restart.read(f, f.filename, KEY)
@@ -103,7 +103,7 @@ def _restart_state(f, k: int):
         return None
     if state.frame != k:
         return None
-    # the same check as --restart's (rodsim.restart.check), against the file's own mesh
+    # the same check as --restart's (rodsim.results.restart.check), against the file's own mesh
     # (the mesh is checked against the case's next)
     restart.check(state, f.filename, f"{KEY}.from", len(f["mesh/points"]), f["time"][()])
     return state

@@ -422,7 +422,7 @@ class Output:
     vtk: bool
     compression: str
     stresses: str
-    fields: tuple[str, ...] | None = None  # None: every dataset (rodsim.results_format)
+    fields: tuple[str, ...] | None = None  # None: every dataset (rodsim.results.layout)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from rodsim.case.sections import SECTION
 from rodsim.case.steps import step_record
 from rodsim.model.rayleigh import rayleigh
 from rodsim.registry import Registry
-from rodsim.results_format import FIELD_NAMES
+from rodsim.results.layout import FIELD_NAMES
 
 __all__ = ["CASE", "DOFS", "declared_units"]
 
@@ -435,7 +435,7 @@ SOLVER = Record(
 
 @dataclass(frozen=True)
 class Compression:
-    """output.compression: none, gzip, gzip:LEVEL or lzf (rodsim.results_storage)."""
+    """output.compression: none, gzip, gzip:LEVEL or lzf (rodsim.results.storage)."""
 
     def expected(self) -> str:
         return "one of none, gzip, gzip:1 to gzip:9 (the level; gzip is gzip:4), lzf"

@@ -37,11 +37,12 @@ from typing import NamedTuple
 import numpy as np
 from numba.core import types as numba_types
 
-from rodsim import jit, results_format
+from rodsim import jit
 from rodsim.jit import either, kernel, switch
 from rodsim.lie import so3
 from rodsim.model import forces
 from rodsim.model.timefunc import evaluate_packed
+from rodsim.results import layout as results_format
 from rodsim.terms import APPLIED, TERMS
 
 # the terms with a column of dissipated energy (viscous damping, or dissipation kept in state),

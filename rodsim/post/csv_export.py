@@ -23,14 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from rodsim import output_guard
 from rodsim.case import units
 from rodsim.errors import CaseError
 from rodsim.post import display_units, plots
 from rodsim.post.plots import COMPONENTS
 from rodsim.post.replace_file import write_whole
-from rodsim.results_format import FRAME_DATASETS
-from rodsim.results_reader import frame_count, open_results
+from rodsim.results import guard as output_guard
+from rodsim.results.layout import FRAME_DATASETS
+from rodsim.results.reader import frame_count, open_results
 
 TABLES = ("nodes", "rods", "plates")
 # per recovery point or per surface (docs/stresses.md): not one value per element

@@ -27,7 +27,7 @@ from rodsim.post.plots import (
     pick,
 )
 from rodsim.post.replace_file import save_picture
-from rodsim.results_reader import dataset, frame_count, open_results
+from rodsim.results.reader import dataset, frame_count, open_results
 
 
 class Along:

@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 
 from rodsim.errors import ResourceError
-from rodsim.results_reader import frame_count, open_results, read_frame
-from rodsim.writers.vtk import SeriesWriter, refuse_foreign_index
+from rodsim.results.reader import frame_count, open_results, read_frame
+from rodsim.results.vtk import SeriesWriter, refuse_foreign_index
 
 
 def export_vtk(results, folder=None, progress=None) -> tuple[Path, int]:

@@ -13,9 +13,10 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from rodsim import api, output_guard
+from rodsim import api
 from rodsim.integrators import modal
 from rodsim.post.replace_file import write_through, write_whole
+from rodsim.results import guard as output_guard
 from rodsim.solvers import modal_state
 
 COMPONENTS = ("ux", "uy", "uz", "rx", "ry", "rz")

@@ -20,7 +20,7 @@ from rodsim.case import units
 from rodsim.errors import CaseError
 from rodsim.post import display_units
 from rodsim.post.replace_file import save_picture
-from rodsim.results_reader import dataset, frame_count, not_written, open_results
+from rodsim.results.reader import dataset, frame_count, not_written, open_results
 
 NODAL = (
     "position",

@@ -22,8 +22,8 @@ from rodsim.post import render_camera as cameras
 from rodsim.post import render_options as options
 from rodsim.post import render_scene as scene
 from rodsim.post.plots import _is_equilibrium, _is_path
-from rodsim.results_format import FRAME_DATASETS
-from rodsim.results_reader import frame_count, open_results
+from rodsim.results.layout import FRAME_DATASETS
+from rodsim.results.reader import frame_count, open_results
 
 MODE_FRAMES = 24  # one period, as the ParaView series of a mode (docs/modal.md)
 MODE_AMPLITUDE = 0.1  # largest nodal displacement, of the model's size

@@ -8,8 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rodsim import output_guard
 from rodsim.errors import CaseError
+from rodsim.results import guard as output_guard
 
 KINDS = (".png", ".gif", ".mp4")
 VIEWS = ("auto", "iso", "xy", "xz", "yz")

@@ -18,8 +18,8 @@ from scipy.spatial.transform import Rotation
 from rodsim.errors import CaseError
 from rodsim.post.csv_export import PER_POINT
 from rodsim.post.plots import COMPONENTS
-from rodsim.results_format import FRAME_DATASETS
-from rodsim.results_reader import dataset, not_written
+from rodsim.results.layout import FRAME_DATASETS
+from rodsim.results.reader import dataset, not_written
 
 DEFAULT_RADIUS = 0.01  # of the model's size: rods of files without outlines (layout < 1.6)
 

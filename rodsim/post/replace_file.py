@@ -1,6 +1,6 @@
 """Writing an export file in one piece: to a temporary file beside it, renamed over it when
 complete, so that a failed write (a full disk, a read-only folder) leaves what was there.
-Whether the file may be written at all is rodsim.output_guard's to say, before."""
+Whether the file may be written at all is rodsim.results.guard's to say, before."""
 
 from pathlib import Path
 
@@ -24,10 +24,10 @@ def write_through(path: Path, write) -> None:
 
 
 def save_picture(fig, path, dpi: int, source) -> Path:
-    """A matplotlib figure as the PNG path, in one piece, where rodsim.output_guard allows:
+    """A matplotlib figure as the PNG path, in one piece, where rodsim.results.guard allows:
     path is not the results file `source` it was drawn from nor a file other than a PNG
     (the default names of rodsim plot could be a user's file). Returns the path."""
-    from rodsim import output_guard
+    from rodsim.results import guard as output_guard
 
     path, source = Path(path), Path(source)
     reads = {source.resolve(): "the file the picture is drawn from"}

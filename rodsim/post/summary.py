@@ -4,9 +4,9 @@ import h5py
 import numpy as np
 
 from rodsim.case import units
-from rodsim.output_lock import holder
 from rodsim.post import display_units, plots
-from rodsim.results_reader import frame_count, layout_version, open_results, run_status
+from rodsim.results.lock import holder
+from rodsim.results.reader import frame_count, layout_version, open_results, run_status
 
 
 def describe(path) -> str:

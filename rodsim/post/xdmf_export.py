@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from rodsim import output_guard
 from rodsim.errors import CaseError
 from rodsim.post.csv_export import PER_POINT
 from rodsim.post.replace_file import write_whole
-from rodsim.results_format import FRAME_DATASETS
-from rodsim.results_reader import frame_count, open_results
+from rodsim.results import guard as output_guard
+from rodsim.results.layout import FRAME_DATASETS
+from rodsim.results.reader import frame_count, open_results
 
 KINDS = (
     ("rods", "mesh/rods", "Polyline", "rods/"),

@@ -52,7 +52,7 @@ def claim(folder: Path, file, key: str) -> None:
     """Make folder a sweep's, writing its marker, where it is new, empty or a sweep's already;
     CaseError (file: the sweep file, key: `output` or -o) before anything is written where it
     is another's, or where its summary files are not a sweep's (they would be replaced)."""
-    from rodsim import output_guard
+    from rodsim.results import guard as output_guard
 
     folder = output_guard.check_folder(
         folder,

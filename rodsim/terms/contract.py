@@ -195,9 +195,9 @@ class Term:
                   term's viscous damping needs no hook: the ledger takes the power of its
                   `damping` (explicit) and `step_damping` (implicit) forces.
 
-    Output (rodsim.output, rodsim.results_format)
+    Output (rodsim.output, rodsim.results.layout)
       datasets    its datasets in the results file (docs/results.md "Datasets"): a tuple of
-                  dicts, each the keywords of a rodsim.results_format.Dataset but source and
+                  dicts, each the keywords of a rodsim.results.layout.Dataset but source and
                   present: path ("group/name" per frame, group its own; "mesh/name" once per
                   file), shape (per frame, without F; ints and the term's own size letter for
                   its entries, "C" the connectors), units, description, since (the

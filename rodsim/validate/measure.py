@@ -27,7 +27,7 @@ the plate quantities membrane, bending, shear), which need ``over`` (docs/sweeps
 import numpy as np
 
 from rodsim.errors import CaseError
-from rodsim.results_reader import frame_count, open_results, quaternion_matrices
+from rodsim.results.reader import frame_count, open_results, quaternion_matrices
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2}
 OVER = ("max", "min", "absmax", "mean", "sum")

@@ -179,8 +179,8 @@ def write_report(outcomes, folder, tier: str, command: str = REGENERATE) -> Path
 def check_folder(folder, benches) -> None:
     """CaseError (key --report) before any benchmark runs where the report would replace a
     file that is not an earlier report's: README.md not a rodsim validation report, a
-    <benchmark>.png not a PNG (rodsim.output_guard)."""
-    from rodsim import output_guard
+    <benchmark>.png not a PNG (rodsim.results.guard)."""
+    from rodsim.results import guard as output_guard
 
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():

@@ -1,5 +1,5 @@
-"""Reading results files (docs/results.md): one adapter per major layout (rodsim.results_format
-holds the dataset table and the versioning rules), frames as rodsim.writers.frame.Frame, and
+"""Reading results files (docs/results.md): one adapter per major layout (rodsim.results.layout
+holds the dataset table and the versioning rules), frames as rodsim.results.frame.Frame, and
 the run status a file records.
 
 Reading a file a run is writing (docs/results.md "Reading during a run"): the writer flushes
@@ -23,7 +23,8 @@ import h5py
 import numpy as np
 
 from rodsim.errors import CaseError
-from rodsim.results_format import (
+from rodsim.results.frame import Frame, Unwritten
+from rodsim.results.layout import (
     ALWAYS,
     DATASETS,
     FRAME_DATASETS,
@@ -40,7 +41,6 @@ from rodsim.results_format import (
     concrete_shape,
     written_fields,
 )
-from rodsim.writers.frame import Frame, Unwritten
 
 
 class Adapter(NamedTuple):
@@ -82,7 +82,7 @@ def left_out(f: h5py.File, d: Dataset) -> bool:
 
 
 def _has(f: h5py.File, d: Dataset) -> bool:
-    """rodsim.results_format.is_present for the mesh a file stores: the writer writes
+    """rodsim.results.layout.is_present for the mesh a file stores: the writer writes
     mesh/rods, mesh/plates and mesh/stress_points exactly when the mesh has rods, plates and
     rod stress recovery points (RODS, PLATES, ROD_STRESS), and a term's mesh datasets (as
     every one it keeps) exactly when the model has the term (TERM)."""
@@ -231,7 +231,7 @@ class LiveFileWarning(UserWarning):
 def is_live(path) -> bool:
     """Whether a run holds the output lock of the results file at path (docs/running.md,
     "One run per output"): alive on this host, or on another host (which cannot be told)."""
-    from rodsim.output_lock import holder
+    from rodsim.results.lock import holder
 
     h = holder(path)
     return h is not None and h.get("alive") is not False
@@ -373,7 +373,7 @@ def run_status(f: h5py.File) -> RunStatus:
 
 def incomplete_warning(path) -> str | None:
     """ "warning: ..." for a results file whose run did not complete, else None."""
-    from rodsim.output_lock import holder
+    from rodsim.results.lock import holder
 
     with open_results(path) as f:
         status = run_status(f)

@@ -13,7 +13,7 @@ where there is one, the case) before anything is written where it
 
 Each kind of output is an entry of KINDS: what it is called in messages and how an earlier
 one is recognised. A folder of outputs (a sweep's, a ParaView series') is checked by its
-owner's recogniser (rodsim.sweep.summary.is_sweep_folder, rodsim.writers.vtk.is_rodsim_pvd)
+owner's recogniser (rodsim.sweep.summary.is_sweep_folder, rodsim.results.vtk.is_rodsim_pvd)
 through ``check_folder``.
 """
 
@@ -55,7 +55,7 @@ def _within(start: bytes, *marks: bytes) -> Callable[[Path], bool]:
 def is_results(path: Path) -> bool:
     """A results file of rodsim run: HDF5 with the layout attribute rodsim writes first. One
     that cannot be opened (another process writes it, holding HDF5's lock) counts as one:
-    the results writer's own lock then says who writes it (rodsim.output_lock)."""
+    the results writer's own lock then says who writes it (rodsim.results.lock)."""
     if _starts(path, len(HDF5)) != HDF5:
         return False
     import h5py
@@ -68,7 +68,7 @@ def is_results(path: Path) -> bool:
 
 
 def _is_series_index(path: Path) -> bool:
-    from rodsim.writers.vtk import is_rodsim_pvd
+    from rodsim.results.vtk import is_rodsim_pvd
 
     return is_rodsim_pvd(path)
 

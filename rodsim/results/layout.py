@@ -8,8 +8,8 @@ shape or meaning of an existing dataset is a new major layout: it gets its own r
 in ADAPTERS, and the adapters of older layouts stay, so that every file rodsim wrote keeps
 reading.
 
-Reading (layout adapters, run status): rodsim.results_reader; writing (crash safety, disk
-space, run status): rodsim.results_writer and rodsim.results_storage.
+Reading (layout adapters, run status): rodsim.results.reader; writing (crash safety, disk
+space, run status): rodsim.results.writer and rodsim.results.storage.
 """
 
 import sys
@@ -673,7 +673,7 @@ def _shape_text(d: Dataset) -> str:
 
 
 def markdown_table() -> str:
-    """The dataset table of docs/results.md (``python -m rodsim.results_format``)."""
+    """The dataset table of docs/results.md (``python -m rodsim.results.layout``)."""
     rows = [
         "| dataset | shape | type | units | in the file | description |",
         "|---|---|---|---|---|---|",
@@ -704,14 +704,14 @@ _MOVED += ("RunStatus", "incomplete_warning", "quaternion_matrices")
 
 
 def __getattr__(name: str):
-    # the readers moved to rodsim.results_reader (0.x); old imports keep working for a while
+    # the readers moved to rodsim.results.reader (0.x); old imports keep working for a while
     if name in _MOVED:
         import warnings
 
-        from rodsim import results_reader
+        from rodsim.results import reader as results_reader
 
         warnings.warn(
-            f"rodsim.results_format.{name} is now rodsim.results_reader.{name}",
+            f"rodsim.results.layout.{name} is now rodsim.results.reader.{name}",
             DeprecationWarning,
             stacklevel=2,
         )

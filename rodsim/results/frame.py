@@ -81,7 +81,7 @@ class Frame:
     step: the analysis step (0-based, docs/steps.md); load_factor: the multiplier of the
     step's loads (equilibrium: the load multiplier, dynamic: 1); total_time: the time since
     the start of the first step (an equilibrium step counts 1, a modal step 0); restart: the
-    raw solver state of the frame (rodsim.restart), not a dataset of its own. A field whose
+    raw solver state of the frame (rodsim.results.restart), not a dataset of its own. A field whose
     dataset `output.fields` leaves out holds an Unwritten (any use raises CaseError).
     The energy ledger (rodsim.integrators.ledger, docs/results.md "Energy ledger"; None in
     files from before it, NaN in equilibrium, path and modal frames): external_work W,
@@ -89,7 +89,7 @@ class Frame:
     dissipating term, rodsim.integrators.ledger.NAMES), balance = kinetic + internal +
     external - W - W_s + D, which stays at its value at the start of the analysis step.
     terms: the datasets the model's terms declare (rodsim.terms.contract.Term.datasets,
-    rodsim.results_format.TERM_DATASETS), keyed by dataset path: per-frame ones
+    rodsim.results.layout.TERM_DATASETS), keyed by dataset path: per-frame ones
     ("connectors/force" (C,3), ...; Unwritten where output.fields leaves them out) and the
     term's mesh ones ("mesh/connectors" (C,2), the same in every frame, written once); empty
     where the model has no such term.
@@ -138,7 +138,7 @@ class Frame:
     dissipated: float | None = None
     dissipated_by_term: np.ndarray | None = None
     balance: float | None = None
-    restart: object = None  # rodsim.restart.RestartState: written to the restart slots
+    restart: object = None  # rodsim.results.restart.RestartState: written to the restart slots
     terms: dict = field(default_factory=dict)
 
     @property

@@ -3,7 +3,7 @@ integrators hold it, so that a run continued from it takes the same steps as one
 never stopped.
 
 The results file's group ``restart/`` holds two slots, ``slot0`` and ``slot1``, written in
-turn (rodsim.results_writer: the latest frame's state with the first frame, at most once a
+turn (rodsim.results.writer: the latest frame's state with the first frame, at most once a
 second, and at the end of the run); the group's attribute ``current`` names the last slot
 written completely (-1: none yet). A slot is written and flushed before ``current`` points
 at it, so a crash while one is written leaves the other, an older state. Per slot:

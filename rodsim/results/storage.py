@@ -1,6 +1,6 @@
 """The HDF5 mechanics of a results file (docs/results.md "Crash safety" and "File size"): the
 crash-safe file, the chunks of the per-frame datasets, appending a frame to them, and the disk
-space reserved ahead of every frame. rodsim.results_writer writes results files with them.
+space reserved ahead of every frame. rodsim.results.writer writes results files with them.
 
 Crash safety: the file is flushed after every frame, and the metadata cache keeps dirty
 metadata in memory between flushes (evictions off), so the file on disk changes only at a
@@ -35,7 +35,7 @@ import h5py
 import numpy as np
 
 from rodsim.mesh.assemble import Mesh
-from rodsim.results_format import FRAME_DATASETS, Dataset, concrete_shape, is_present, sizes_of
+from rodsim.results.layout import FRAME_DATASETS, Dataset, concrete_shape, is_present, sizes_of
 
 log = logging.getLogger(__name__)
 

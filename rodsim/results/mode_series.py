@@ -14,8 +14,8 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from rodsim.integrators.modal import Buckling
-from rodsim.writers.frame import Frame
-from rodsim.writers.vtk import SeriesWriter
+from rodsim.results.frame import Frame
+from rodsim.results.vtk import SeriesWriter
 
 FRAMES = 24
 AMPLITUDE = 0.1  # of the model's size

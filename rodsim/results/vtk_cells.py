@@ -5,7 +5,7 @@ then a line block per term that joins pairs of nodes (its mesh dataset "mesh/<te
 
 import numpy as np
 
-from rodsim.writers.frame import Frame, Unwritten
+from rodsim.results.frame import Frame, Unwritten
 
 ROD_CELL_DATA = {"force": 3, "moment": 3, "strain": 3, "curvature": 3}  # name -> width
 PLATE_CELL_DATA = {"membrane": 3, "bending": 3, "shear": 2}

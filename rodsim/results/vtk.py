@@ -36,8 +36,8 @@ import meshio
 import numpy as np
 
 from rodsim.errors import CaseError, ResourceError
-from rodsim.writers.frame import Frame, Unwritten, share
-from rodsim.writers.vtk_cells import cell_blocks, cell_data, links, or_zeros
+from rodsim.results.frame import Frame, Unwritten, share
+from rodsim.results.vtk_cells import cell_blocks, cell_data, links, or_zeros
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def is_rodsim_pvd(path) -> bool:
 def refuse_foreign_index(pvd, key: str, advice: str) -> None:
     """CaseError (before anything is written) if the index <stem>.pvd or the previous
     series' <stem>.prev.pvd exists and rodsim did not write it: a series would replace it."""
-    from rodsim import output_guard
+    from rodsim.results import guard as output_guard
 
     for path in (Path(pvd), previous_series(pvd)[0]):
         if path.is_symlink() and not path.exists():  # a dangling link: not rodsim's either
@@ -290,7 +290,7 @@ class SeriesWriter:
         self.staged = []
         if not self.keep:
             return self.staged
-        from rodsim.results_reader import open_results, read_frame
+        from rodsim.results.reader import open_results, read_frame
 
         stem = self.pvd.stem
         try:

@@ -1,8 +1,8 @@
 """Writing a results file (docs/results.md "Crash safety", docs/running.md): frames streamed
-under the layout of rodsim.results_format, with the run's status, the previous results kept
+under the layout of rodsim.results.layout, with the run's status, the previous results kept
 until the run completes, and disk space reserved ahead of every frame.
 
-Crash safety, disk space and file size: rodsim.results_storage, which holds the HDF5
+Crash safety, disk space and file size: rodsim.results.storage, which holds the HDF5
 mechanics (the crash-safe file, chunks, appending, space reservation).
 
 The new file is written under a temporary name next to the target and renamed onto it when
@@ -25,12 +25,13 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from rodsim import __version__, restart
-from rodsim import results_storage as storage
+from rodsim import __version__
 from rodsim.errors import CaseError, ResourceError
 from rodsim.integrators.modal import Buckling
 from rodsim.mesh.assemble import Mesh
-from rodsim.results_format import (
+from rodsim.results import restart, storage
+from rodsim.results.frame import Frame, share
+from rodsim.results.layout import (
     CHOOSABLE,
     FIELDS_ATTR,
     FRAME_DATASETS,
@@ -46,7 +47,6 @@ from rodsim.results_format import (
     sizes_of,
     written_fields,
 )
-from rodsim.writers.frame import Frame, share
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ BUCKLING_DESCRIPTIONS = {
 }
 
 RUNNING, COMPLETE, INTERRUPTED, FAILED = "running", "complete", "interrupted", "failed"
-# The restart state (rodsim.restart) of the latest frame is written at most once this many
+# The restart state (rodsim.results.restart) of the latest frame is written at most once this many
 # seconds of wall time, and when the run ends: its ~20 HDF5 operations cost 1.5 ms, more than
 # a small frame's whole write (a 1001-frame run took 1.5x as long with one per frame)
 RESTART_SECONDS = 1.0
@@ -95,8 +95,8 @@ def _write_mesh(f: h5py.File, mesh: Mesh) -> None:
 
 def frame_datasets(mesh: Mesh, chosen: frozenset | None = None) -> list:
     """(Dataset, bytes per frame) of the per-frame datasets a run writes: those of the mesh
-    (rodsim.results_storage.frame_layout) that output.fields keeps (chosen:
-    rodsim.results_format.chosen_datasets; None: all)."""
+    (rodsim.results.storage.frame_layout) that output.fields keeps (chosen:
+    rodsim.results.layout.chosen_datasets; None: all)."""
     return [(d, b) for d, b in storage.frame_layout(mesh) if is_chosen(d, chosen)]
 
 
@@ -338,7 +338,7 @@ class ResultsWriter:
                 self._save_restart()
 
     def _make_terms(self, values: dict) -> None:
-        """The datasets the model's terms declare (rodsim.results_format.TERM_DATASETS), from
+        """The datasets the model's terms declare (rodsim.results.layout.TERM_DATASETS), from
         the first frame's values (Frame.terms, keyed by path): the mesh ones written, the
         per-frame ones output.fields keeps created, their size letters (the term's entries)
         the values' sizes. A model without such terms gives none and writes none."""

@@ -1,8 +1,8 @@
 """Results as arrays: every per-frame quantity of a run stacked over the frames, read from a
 results file (docs/results.md) or kept from a run in memory, alike.
 
-The arrays are named after the fields of rodsim.writers.frame.Frame, which is also what the
-results file's dataset table (rodsim.results_format.DATASETS) writes them from, so a
+The arrays are named after the fields of rodsim.results.frame.Frame, which is also what the
+results file's dataset table (rodsim.results.layout.DATASETS) writes them from, so a
 dataset ``nodes/position`` is ``Results.position`` whichever way the results came.
 """
 
@@ -15,7 +15,8 @@ from typing import NamedTuple
 import numpy as np
 
 from rodsim.integrators.modal import Buckling, Modes
-from rodsim.results_format import (
+from rodsim.results.frame import Frame, Unwritten
+from rodsim.results.layout import (
     FRAME_DATASETS,
     MESH_DATASETS,
     SETS,
@@ -23,7 +24,7 @@ from rodsim.results_format import (
     concrete_shape,
     sizes_of,
 )
-from rodsim.results_reader import (
+from rodsim.results.reader import (
     LiveFileWarning,
     RunStatus,
     frame_count,
@@ -38,7 +39,6 @@ from rodsim.results_reader import (
     terms_v1,
     unwritten,
 )
-from rodsim.writers.frame import Frame, Unwritten
 
 # Frame fields that may be None (no plates; files of layout 1.0 without reactions)
 _OPTIONAL = {f.name for f in dataclasses.fields(Frame) if f.default is None}
@@ -90,7 +90,7 @@ class Results:
     that lack them). Per rod element (F,E,3), in the section frame: force, moment, strain,
     curvature. Per plate element, None without plates: plate_membrane, plate_bending (F,P,3),
     plate_shear (F,P,2). A quantity whose dataset the run's output.fields left out is an
-    rodsim.writers.frame.Unwritten: using it raises CaseError ("not written: add it to
+    rodsim.results.frame.Unwritten: using it raises CaseError ("not written: add it to
     output.fields"). Stresses (docs/stresses.md), None where the run has none: rod_stress
     (F,E,R,3), rod_von_mises (F,E,R), rod_von_mises_max, rod_utilisation (F,E); plate_stress
     (F,P,3,5), plate_von_mises (F,P,3), plate_von_mises_max, plate_utilisation (F,P). Per
@@ -104,7 +104,7 @@ class Results:
     "connectors/rotation", "connectors/slip" (F,C,3), "connectors/work" (F,C) (docs/
     connectors.md "Output"); empty without connectors and in files before layout 1.9;
     Unwritten where output.fields left one out. mesh: the ResultsMesh; title, case (the case
-    text), overrides (the --set assignments); path and status (rodsim.results_reader.
+    text), overrides (the --set assignments); path and status (rodsim.results.reader.
     RunStatus) for results read from a file, None for results kept in memory; modes and
     buckling: the result of a modal or buckling analysis (docs/modal.md), else None."""
 
@@ -181,7 +181,7 @@ class Results:
         return quaternion_matrices(self.rotation[k]) @ self.mesh.frames
 
     def frame(self, k: int) -> Frame:
-        """Frame k as the output record of a run (rodsim.writers.frame.Frame)."""
+        """Frame k as the output record of a run (rodsim.results.frame.Frame)."""
         values = {
             d.source: _item(getattr(self, d.source), k)
             for d in FRAME_DATASETS
