@@ -9,6 +9,7 @@ from rodsim.case.settings import GravityLoad
 from rodsim.integrators.planning import split_steps
 from rodsim.model import variants
 from rodsim.model.forces import load_totals
+from rodsim.model.mechanism import vector_text
 from rodsim.results.frame import Frame, written
 from rodsim.terms import GROUND, INTERNAL, TERMS
 
@@ -139,13 +140,6 @@ def reaction_totals(frame: Frame):
     force = frame.reaction_force.sum(axis=0)
     moment = (np.cross(frame.position, frame.reaction_force) + frame.reaction_moment).sum(axis=0)
     return force, moment
-
-
-def vector_text(v) -> str:
-    """(x, y, z) to 6 digits; components below 1e-12 of the largest are round-off: 0."""
-    v = np.asarray(v, dtype=float)
-    v = np.where(np.abs(v) <= 1e-12 * np.abs(v).max(), 0.0, v) + 0.0  # + 0.0: no "-0"
-    return "(" + ", ".join(f"{x:.6g}" for x in v) + ")"
 
 
 def _combination(prep, k: int) -> str:

@@ -51,6 +51,7 @@ def cache_dir(environ=os.environ) -> Path:
 
 
 _ACTIVE: list[Path | None] = [None]
+_CONFIGURED = [False]
 
 
 def configure() -> Path | None:
@@ -58,6 +59,7 @@ def configure() -> Path | None:
     Returns the folder, or None where it cannot be written (numba's default then). numba's
     setting is process-wide: the user's own cached numba functions defined after importing
     rodsim's kernels are kept there too."""
+    _CONFIGURED[0] = True
     folder = cache_dir().resolve()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -74,8 +76,8 @@ def configure() -> Path | None:
 
 def active_dir() -> str:
     """The folder in use, as configure() left it (for messages)."""
-    import rodsim.jit  # noqa: F401  (configure() runs when the kernels' decorator loads)
-
+    if not _CONFIGURED[0]:  # no kernel module imported yet: rodsim.jit configures at import
+        configure()
     folder = _ACTIVE[0]
     return str(folder) if folder else "numba's default (__pycache__ or ~/.cache/numba)"
 

@@ -116,7 +116,7 @@ LU_ENTRY = 12
 LU_PLATE = 7.0
 LU_EXPONENT = 1.43
 
-# One output Frame (rodsim.output): position, velocity, angular_velocity, linear and angular
+# One output Frame (rodsim.solvers.output): position, velocity, angular_velocity, linear and angular
 # momentum, reaction force and moment (N,3) 168, rotation (N,4) 32, directors (N,3,3) 72 per
 # node; force, moment, strain, curvature (E,3) 96 per element; plate membrane, bending (P,3)
 # and shear (P,2) 64 + their stresses (P,3,5), von Mises (P,3), largest and utilisation 160

@@ -23,9 +23,9 @@ from rodsim import state as states
 from rodsim.api import prepare
 from rodsim.errors import ArgumentError, CaseError
 from rodsim.integrators import equilibrium
-from rodsim.output import dynamic_frame, static_frame
 from rodsim.results.arrays import Results, from_frames
 from rodsim.results.frame import Frame
+from rodsim.solvers.output import dynamic_frame, static_frame
 from rodsim.state import Inputs, State
 
 __all__ = ["Inputs", "Simulation", "State", "StateView"]

@@ -33,6 +33,7 @@ FAST_MODULES = frozenset(
         "test_examples",
         "test_explicit_invariants",
         "test_json_schema",
+        "test_layers",
         "test_lie_so3",
         "test_mesh_files",
         "test_mesh_node_ids",

@@ -21,7 +21,6 @@ from rodsim.mesh.assemble import Mesh
 from rodsim.model import connectors as mc
 from rodsim.model import forces
 from rodsim.model.prescribed import Prescribed
-from rodsim.output import dynamic_frame
 from rodsim.results import read_results
 from rodsim.results.frame import Unwritten
 from rodsim.results.layout import (
@@ -33,6 +32,7 @@ from rodsim.results.layout import (
     markdown_table,
 )
 from rodsim.results.writer import ResultsWriter
+from rodsim.solvers.output import dynamic_frame
 from rodsim.terms import connectors as term
 
 ROOT = Path(__file__).resolve().parents[1]

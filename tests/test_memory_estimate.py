@@ -18,7 +18,7 @@ from rodsim import run as runner
 from rodsim.case.load import load_case
 from rodsim.cli import main
 from rodsim.integrators import dynamics, implicit
-from rodsim.output import dynamic_frame
+from rodsim.solvers.output import dynamic_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 SPAGHETTI = ROOT / "inputs" / "spaghetti" / "spaghetti.yaml"

@@ -11,11 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 import rodsim
-from rodsim import estimates, output, run
+from rodsim import estimates, run
 from rodsim.cli import main
 from rodsim.errors import CaseError
 from rodsim.results.frame import Unwritten
 from rodsim.results.layout import ALWAYS_WRITTEN, CHOOSABLE, FRAME_DATASETS
+from rodsim.solvers import output
 
 INPUTS = Path(__file__).resolve().parents[1] / "inputs"
 FRAME = INPUTS / "frame" / "frame.yaml"  # rods with shaped sections: stresses recovered

@@ -23,7 +23,8 @@ from rodsim.cli import main
 from rodsim.errors import Interrupted
 from rodsim.post.export import export_vtk
 from rodsim.results import read_results
-from rodsim.results.vtk import is_rodsim_pvd, read_pvd
+from rodsim.results.pvd import is_rodsim_pvd
+from rodsim.results.vtk import read_pvd
 
 # about 160 frames in a few seconds: long enough to be stopped part-way
 CASE = small_cantilever(

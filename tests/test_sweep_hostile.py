@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from conftest import small_cantilever, tree_bytes
 
 from rodsim.cli import main
+from rodsim.results import guard
 from rodsim.sweep import spec, summary
 from rodsim.sweep.spec import Collect, Sweep
 
@@ -75,9 +76,9 @@ def test_a_sweeps_folder_is_recognised_by_what_a_sweep_writes(tmp_path):
     assert summary.is_sweep_folder(tmp_path)
     header = "run,name,p,tip," + ",".join(spec.COLUMNS[2:]) + "\n"
     (tmp_path / "summary.csv").write_text(header)
-    assert summary.is_sweep_csv(tmp_path / "summary.csv")
+    assert guard.is_sweep_csv(tmp_path / "summary.csv")
     (tmp_path / "summary.csv").write_text("run,name,other\n")
-    assert not summary.is_sweep_csv(tmp_path / "summary.csv")
+    assert not guard.is_sweep_csv(tmp_path / "summary.csv")
 
 
 def _xdmf(path: Path, length: float) -> None:

@@ -33,6 +33,7 @@ from rodsim.integrators import ledger_implicit, vi_newton
 from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import kinetic_energy
 from rodsim.integrators.vi_state import body_momenta, momenta_after, rotations
+from rodsim.integrators.vi_step import step_data
 from rodsim.jit import kernel
 from rodsim.model import forces as fterms
 
@@ -179,17 +180,13 @@ class Scratch:
 
 
 def _step_data(run, c: Control, t: float, h: float) -> vr.StepData:
-    """implicit.step_data on the controller's scratch; the elastic energy the step starts
+    """vi_step.step_data on the controller's scratch; the elastic energy the step starts
     from is offset by the run's summed energy balance error, which the energy-consistent
     correction then takes back (with conserve_energy)."""
-    from rodsim.integrators import implicit
-
     st, s, sc = run.state, run.solver, c.scratch
     body_momenta(st.rot, st.p, st.pi, s.se3, sc.mom)
     scratch = (sc.strains, sc.target_x, sc.target_rot, sc.flags)
-    sd = implicit.step_data(
-        s, st.x, st.rot, run.quat, sc.mom, h, t + 0.5 * h, t + h, vr.DYNAMIC, scratch
-    )
+    sd = step_data(s, st.x, st.rot, run.quat, sc.mom, h, t + 0.5 * h, t + h, vr.DYNAMIC, scratch)
     return sd._replace(
         conserve=int(run.conserve),
         u0=float(c.internal - c.energy_error),

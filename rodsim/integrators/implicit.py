@@ -25,12 +25,10 @@ from rodsim.integrators.explicit import GROUPS, StateArrays
 from rodsim.integrators.planning import next_split
 from rodsim.integrators.sparsity import Pattern, make_pattern
 from rodsim.integrators.vi_state import body_momenta, momenta_after, quaternions, rotations
-from rodsim.jit import kernel, switch
-from rodsim.lie import so3
+from rodsim.integrators.vi_step import step_data
 from rodsim.model import forces
 from rodsim.model.assembly import Model
 from rodsim.model.prescribed import impose
-from rodsim.model.timefunc import evaluate_packed
 from rodsim.terms import GROUND, TERMS
 
 log = logging.getLogger(__name__)
@@ -224,78 +222,6 @@ def restrained(model: Model) -> bool:
     present (springs to the ground). Else the energy correction keeps both momenta."""
     ground = (t for t in TERMS if t.role & GROUND)
     return bool(model.fixed.any()) or any(t.present(t.arrays(model)) for t in ground)
-
-
-@kernel
-def prescribed_targets(pa, t, x0, rot0, x, rot, target_x, target_rot, flags):
-    """Targets of supported components at time t: target_x (N,3) = x (held) or the prescribed
-    position; target_rot (N,3) the body Cayley increment from rot to the prescribed rotation,
-    flags (N,) = 1 where a rotation is prescribed."""
-    for a in range(x.shape[0]):
-        flags[a] = 0
-        for k in range(3):
-            target_x[a, k] = x[a, k]
-            target_rot[a, k] = 0.0
-    for k in range(pa.node.shape[0]):
-        f = evaluate_packed(
-            pa.tf_kinds, pa.tf_params, pa.tf_tables, pa.tf_offsets, pa.tf[k], t, pa.window
-        )
-        a = pa.node[k]
-        for i in range(3):
-            if pa.translate[k, i]:
-                target_x[a, i] = x0[a, i] + f * pa.u[k, i]
-        if pa.rotate[k]:
-            r = so3.matmul(
-                so3.exp((f * pa.theta[k, 0], f * pa.theta[k, 1], f * pa.theta[k, 2])),
-                so3.mat_at(rot0, a),
-            )
-            c = so3.cay_inv(so3.matTmul(so3.mat_at(rot, a), r))
-            flags[a] = 1
-            for i in range(3):
-                target_rot[a, i] = c[i]
-
-
-def step_data(
-    solver: Solver,
-    x,
-    rot,
-    quat,
-    mom,
-    h: float,
-    t_load: float,
-    t_target: float,
-    mode: int,
-    scratch: tuple | None = None,
-) -> vr.StepData:
-    """StepData for a solve starting at (x, rot, quat) with momentum mom (N,6); supported
-    components aim at their values at t_target. scratch: (strains, target_x, target_rot,
-    flags) to fill instead of allocating (a run's steps reuse them)."""
-    m = solver.model
-    n = m.n_nodes
-    if scratch is None:
-        strains = forces.make_strains(m.terms)
-        target_x, target_rot = np.empty((n, 3)), np.empty((n, 3))
-        flags = np.zeros(n, dtype=np.int64)
-    else:
-        strains, target_x, target_rot, flags = scratch
-    if mode == vr.DYNAMIC and m.terms.damped:
-        forces.compute_strains(m.terms, x, rot, quat, strains)
-    prescribed_targets(m.prescribed, t_target, m.x0, m.rot0, x, rot, target_x, target_rot, flags)
-    return vr.StepData(
-        x,
-        rot,
-        quat,
-        mom,
-        strains,
-        target_x,
-        target_rot,
-        flags,
-        float(h),
-        float(t_load),
-        int(mode),
-        solver.se3,
-        switch(mode == vr.DYNAMIC),
-    )
 
 
 def applied_norm(solver: Solver, x, rot, t: float) -> float:

@@ -215,7 +215,6 @@ def settle(model, group: str, times=(1.0,)) -> Holds:
     multipliers), and what to do about them (the module docstring): refuse, hold the free
     motions that the loads leave alone at one node, or solve on (loads that turn with the
     structure restrain it) with its free translations held."""
-    from rodsim.case_summary import vector_text  # the summary's vectors, round-off as 0
 
     fixed = model.fixed.copy()
     notes = []
@@ -356,3 +355,10 @@ def _directions(vectors: np.ndarray) -> list[str]:
         return [f"e{i + 1}" for i in axes]
     q = np.where(np.abs(q) < 1e-9, 0.0, q) + 0.0
     return ["(" + ", ".join(f"{c:.2g}" for c in q[:, j]) + ")" for j in range(m)]
+
+
+def vector_text(v) -> str:
+    """(x, y, z) to 6 digits; components below 1e-12 of the largest are round-off: 0."""
+    v = np.asarray(v, dtype=float)
+    v = np.where(np.abs(v) <= 1e-12 * np.abs(v).max(), 0.0, v) + 0.0  # + 0.0: no "-0"
+    return "(" + ", ".join(f"{x:.6g}" for x in v) + ")"

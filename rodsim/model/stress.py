@@ -23,8 +23,6 @@ import numpy as np
 
 from rodsim.jit import kernel
 
-LAYERS = ("top", "middle", "bottom")
-
 
 class StressTables(NamedTuple):
     """What the recovery needs, per section s (S of them) with K points each (NaN-padded):

@@ -14,7 +14,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rodsim.integrators.modal import Buckling, Modes
 from rodsim.results.frame import Frame, Unwritten
 from rodsim.results.layout import (
     FRAME_DATASETS,
@@ -24,6 +23,7 @@ from rodsim.results.layout import (
     concrete_shape,
     sizes_of,
 )
+from rodsim.results.modes import Buckling, Modes
 from rodsim.results.reader import (
     LiveFileWarning,
     RunStatus,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rodsim.errors import CaseError
+from rodsim.results.pvd import is_rodsim_pvd
 
 HDF5 = b"\x89HDF\r\n\x1a\n"
 
@@ -67,22 +68,37 @@ def is_results(path: Path) -> bool:
         return True
 
 
-def _is_series_index(path: Path) -> bool:
-    from rodsim.results.vtk import is_rodsim_pvd
-
-    return is_rodsim_pvd(path)
-
-
-def _sweep_table(path: Path) -> bool:
-    from rodsim.sweep.summary import is_sweep_csv
-
-    return is_sweep_csv(path)
+# a sweep's summary files (rodsim.sweep.summary writes them): the summary.h5's `kind`
+# attribute, and summary.csv's columns: run, name, the parameters and collected values, then
+# the rest
+SWEEP_KIND = "rodsim sweep summary"
+SWEEP_COLUMNS = ("run", "name", "status", "exit_code", "wall_time", "version", "reused",
+                 "outdated", "error")  # fmt: skip
 
 
-def _sweep_summary(path: Path) -> bool:
-    from rodsim.sweep.summary import is_summary
+def is_sweep_csv(path) -> bool:
+    """A summary.csv a sweep wrote: its header row begins run,name and ends with the
+    summary's own columns."""
+    import csv
 
-    return is_summary(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            header = next(csv.reader(f), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False
+    c = SWEEP_COLUMNS
+    return header[:2] == list(c[:2]) and header[-len(c) + 2 :] == list(c[2:])
+
+
+def is_sweep_summary(path) -> bool:
+    """A summary.h5 a sweep wrote."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as f:
+            return f.attrs.get("kind") == SWEEP_KIND
+    except OSError:
+        return False
 
 
 class Kind(NamedTuple):
@@ -92,7 +108,7 @@ class Kind(NamedTuple):
 
 KINDS = {
     "results": Kind("a rodsim results file", is_results),
-    "series": Kind("a rodsim series index", _is_series_index),
+    "series": Kind("a rodsim series index", is_rodsim_pvd),
     "png": Kind("a PNG picture", _header(0, b"\x89PNG\r\n\x1a\n")),
     "gif": Kind("a GIF movie", _header(0, b"GIF87a", b"GIF89a")),
     "mp4": Kind("an MP4 movie", _header(4, b"ftyp")),
@@ -105,8 +121,8 @@ KINDS = {
     "validation report": Kind(
         "a rodsim validation report", _header(0, b"# rodsim validation report\n")
     ),
-    "sweep table": Kind("a rodsim sweep's summary.csv", _sweep_table),
-    "sweep summary": Kind("a rodsim sweep's summary.h5", _sweep_summary),
+    "sweep table": Kind("a rodsim sweep's summary.csv", is_sweep_csv),
+    "sweep summary": Kind("a rodsim sweep's summary.h5", is_sweep_summary),
 }
 
 

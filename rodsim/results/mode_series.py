@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rodsim.integrators.modal import Buckling
 from rodsim.results.frame import Frame
+from rodsim.results.modes import Buckling
 from rodsim.results.vtk import SeriesWriter
 
 FRAMES = 24

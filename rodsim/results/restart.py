@@ -89,13 +89,6 @@ def of_state(s: states.State, every: int = 1) -> RestartState:
     )
 
 
-def of_dynamic(run, kind: str, every: int) -> RestartState:
-    """The state of a running explicit (dynamics.Explicit) or implicit (implicit.Implicit)
-    integration, copied, writing a frame every `every` steps."""
-    of = states.of_explicit if kind == "explicit" else states.of_implicit
-    return of_state(of(run), every)
-
-
 def partial(state: "RestartState") -> float:
     """Adaptive steps: the time past the frame grid a state was saved at (a stop request
     between frames), else 0."""
@@ -111,11 +104,6 @@ def steps_taken(state: "RestartState | None") -> int:
     if control is not None:
         return int(control[CONTROL.index("accepted")])
     return int(state.count)
-
-
-def of_equilibrium(eq, count: int) -> RestartState:
-    """The state of an equilibrium.Equilibrium after `count` load steps, copied."""
-    return of_state(states.of_equilibrium(eq, count))
 
 
 def motion(state: RestartState):

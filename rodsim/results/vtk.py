@@ -36,15 +36,19 @@ import meshio
 import numpy as np
 
 from rodsim.errors import CaseError, ResourceError
+from rodsim.results import guard as output_guard
 from rodsim.results.frame import Frame, Unwritten, share
+from rodsim.results.pvd import (
+    MARKER,
+    frame_name,
+    is_rodsim_pvd,  # noqa: F401  (documented here before)
+)
 from rodsim.results.vtk_cells import cell_blocks, cell_data, links, or_zeros
 
 log = logging.getLogger(__name__)
 
 INDEX_BYTES_PER_FRAME = 160  # a DataSet line of the .pvd
 
-MARKER = "<!-- rodsim series -->"  # the second line of every index rodsim writes
-_HEADER = f'<?xml version="1.0"?>\n{MARKER}\n'
 _WRITER = re.compile(r"<!-- written by host (\S*) pid (\d+) -->")
 
 
@@ -65,44 +69,9 @@ def _index_text(entries, folder: str) -> str:
     return "\n".join(lines)
 
 
-def _frame_name(stem: str) -> re.Pattern:
-    """The names of the frame files of the series <stem>.pvd (6 digits, more past 999999)."""
-    return re.compile(rf"{re.escape(stem)}_\d{{6,}}\.vtu")
-
-
-def is_rodsim_pvd(path) -> bool:
-    """Whether path is a ParaView series index rodsim wrote, which a new series may replace:
-    one with rodsim's marker (MARKER), or one of an older rodsim, a VTK Collection whose every
-    DataSet (one at least) names <stem>_vtk/<stem>_NNNNNN.vtu (for <stem>.prev.pvd, the
-    previous series: <stem>.prev_vtk/<stem>_NNNNNN.vtu)."""
-    import xml.etree.ElementTree as ET
-
-    path = Path(path)
-    try:
-        if not path.is_file() or path.is_symlink():
-            return False
-        with open(path, "rb") as f:
-            if f.read(len(_HEADER)).decode(errors="replace") == _HEADER:
-                return True
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
-        return False
-    base = path.stem.removesuffix(".prev")
-    ref = re.compile(rf"{re.escape(path.stem)}_vtk/{_frame_name(base).pattern}")
-    files = [d.get("file") or "" for d in root.iter("DataSet")]
-    return (
-        root.tag == "VTKFile"
-        and root.get("type") == "Collection"
-        and bool(files)
-        and all(ref.fullmatch(name) for name in files)
-    )
-
-
 def refuse_foreign_index(pvd, key: str, advice: str) -> None:
     """CaseError (before anything is written) if the index <stem>.pvd or the previous
     series' <stem>.prev.pvd exists and rodsim did not write it: a series would replace it."""
-    from rodsim.results import guard as output_guard
-
     for path in (Path(pvd), previous_series(pvd)[0]):
         if path.is_symlink() and not path.exists():  # a dangling link: not rodsim's either
             raise CaseError(f"{path} is a link to nothing: {advice}", file=str(path), key=key)
@@ -113,7 +82,7 @@ def frame_files(folder: Path, stem: str) -> list[Path]:
     """The frame files <stem>_NNNNNN.vtu of a series folder (none if it is not a folder)."""
     if not folder.is_dir():
         return []
-    name = _frame_name(stem)
+    name = frame_name(stem)
     return sorted(p for p in folder.iterdir() if name.fullmatch(p.name) and not p.is_dir())
 
 
@@ -122,10 +91,10 @@ def _remove_own(folder: Path, stem: str, frames: bool = True) -> None:
     .partial files; then the folder if that left it empty. Any other file stays."""
     if not folder.is_dir():
         return
-    partial = re.compile(rf"\.{_frame_name(stem).pattern}\.partial")
+    partial = re.compile(rf"\.{frame_name(stem).pattern}\.partial")
     for p in folder.iterdir():
         own = p.name == ".reserve" or partial.fullmatch(p.name)
-        if (own or (frames and _frame_name(stem).fullmatch(p.name))) and not p.is_dir():
+        if (own or (frames and frame_name(stem).fullmatch(p.name))) and not p.is_dir():
             p.unlink(missing_ok=True)
     if frames and not any(folder.iterdir()):
         folder.rmdir()

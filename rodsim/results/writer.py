@@ -27,7 +27,6 @@ import numpy as np
 
 from rodsim import __version__
 from rodsim.errors import CaseError, ResourceError
-from rodsim.integrators.modal import Buckling
 from rodsim.mesh.assemble import Mesh
 from rodsim.results import restart, storage
 from rodsim.results.frame import Frame, share
@@ -47,6 +46,7 @@ from rodsim.results.layout import (
     sizes_of,
     written_fields,
 )
+from rodsim.results.modes import Buckling
 
 log = logging.getLogger(__name__)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from rodsim.case.load import Case, parse_yaml
 from rodsim.errors import CaseError
+from rodsim.results.guard import SWEEP_COLUMNS
 from rodsim.sweep import cases, identity, space
 from rodsim.validate import measure
 from rodsim.validate.measure import OVER
@@ -39,8 +40,7 @@ KEYS = (
 )
 # the summary's own columns, in its order (the parameters and collected numbers come after
 # the first two): a collected number may not take their names
-COLUMNS = ("run", "name", "status", "exit_code", "wall_time", "version", "reused", "outdated",
-           "error")  # fmt: skip
+COLUMNS = SWEEP_COLUMNS  # summary.csv: run, name, parameters and values, then these
 REDUCE = ("final", "at", "max", "min", "absmax", "mean", "band", "drift", "frequency", "crossing")
 
 

@@ -21,22 +21,17 @@ import numpy as np
 
 from rodsim import __version__
 from rodsim.errors import CaseError, ResourceError
+from rodsim.results import guard as output_guard
+from rodsim.results.guard import (
+    SWEEP_KIND,
+    is_sweep_csv,  # noqa: F401  (its place before)
+)
+from rodsim.results.guard import is_sweep_summary as is_summary
 from rodsim.sweep.spec import COLUMNS
 
-KIND = "rodsim sweep summary"
+KIND = SWEEP_KIND
 MARKER = ".rodsim-sweep"  # the first file a sweep writes in its folder: it is a sweep's
 LOCK = ".sweep.lock"  # held by runner._only_sweep while a sweep writes the folder
-
-
-def is_sweep_csv(path) -> bool:
-    """A summary.csv a sweep wrote: its header row begins run,name and ends with the
-    summary's own columns."""
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            header = next(csv.reader(f), [])
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return False
-    return header[:2] == list(COLUMNS[:2]) and header[-len(COLUMNS) + 2 :] == list(COLUMNS[2:])
 
 
 def is_sweep_folder(path) -> bool:
@@ -52,8 +47,6 @@ def claim(folder: Path, file, key: str) -> None:
     """Make folder a sweep's, writing its marker, where it is new, empty or a sweep's already;
     CaseError (file: the sweep file, key: `output` or -o) before anything is written where it
     is another's, or where its summary files are not a sweep's (they would be replaced)."""
-    from rodsim.results import guard as output_guard
-
     folder = output_guard.check_folder(
         folder,
         is_sweep_folder,
@@ -168,11 +161,3 @@ def read(path) -> dict:
     except OSError as exc:
         raise CaseError(f"not a readable HDF5 file ({exc})", file=str(path)) from None
     return out
-
-
-def is_summary(path) -> bool:
-    try:
-        with h5py.File(path, "r") as f:
-            return f.attrs.get("kind") == KIND
-    except OSError:
-        return False

@@ -195,7 +195,7 @@ class Term:
                   term's viscous damping needs no hook: the ledger takes the power of its
                   `damping` (explicit) and `step_damping` (implicit) forces.
 
-    Output (rodsim.output, rodsim.results.layout)
+    Output (rodsim.solvers.output, rodsim.results.layout)
       datasets    its datasets in the results file (docs/results.md "Datasets"): a tuple of
                   dicts, each the keywords of a rodsim.results.layout.Dataset but source and
                   present: path ("group/name" per frame, group its own; "mesh/name" once per
