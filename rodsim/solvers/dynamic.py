@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 
-from rodsim import state as states
 from rodsim.case.imperfection import displaced
 from rodsim.integrators import adaptive, dynamics, implicit
 from rodsim.model import forces
@@ -69,7 +68,7 @@ def start_implicit(prep, begin=None):
     )
     if resume:
         try:
-            states.resume_implicit(run, capture.resumed(begin, model))
+            capture.resume_implicit(run, capture.resumed(begin, model))
         except ValueError as exc:  # a held Jacobian of another sparsity
             raise restart.corrupt("", capture.RESTART_KEY, str(exc)) from None
     elif capture.carry_terms(model, begin):
@@ -107,7 +106,7 @@ def start_explicit(prep, begin=None):
         step=begin.count if resume else 0,
     )
     if resume:
-        states.resume_explicit(run, capture.resumed(begin, model))
+        capture.resume_explicit(run, capture.resumed(begin, model))
     elif capture.carry_terms(model, begin):
         dynamics.refresh_forces(run)
     return run

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 
-from rodsim import state as states
 from rodsim.integrators import equilibrium, implicit, modal, path
 from rodsim.interrupts import StopRequested
 from rodsim.model import forces
@@ -94,9 +93,9 @@ def place(eq, begin, resume: bool = False) -> None:
     term states: a restart's (resume: checked against the model), or those a step before
     handed on."""
     if resume:
-        states.place_equilibrium(eq, capture.resumed(begin, eq.model))
+        capture.place_equilibrium(eq, capture.resumed(begin, eq.model))
     else:
-        states.place_equilibrium(eq, begin.state(), only_shared=True)
+        capture.place_equilibrium(eq, begin.state(), only_shared=True)
 
 
 def static_record(eq, count: int, step=None, lowest: float = math.nan, chosen=None):
@@ -190,7 +189,7 @@ def path_record(eq, state, arc: float, count: int, taken, chosen=None):
     if taken is not None:
         step = equilibrium.LoadStep(load, taken.iterations, 0, taken.residual, taken.length, ())
     frame = static_frame(model, eq.x, eq.rot, 1.0, step, chosen=chosen)
-    raw = restart.of_state(states.of_path(eq, state, arc, count))
+    raw = restart.of_state(capture.of_path(eq, state, arc, count))
     return dataclasses.replace(frame, time=arc, load_factor=load, restart=raw)
 
 
