@@ -21,6 +21,8 @@ MOVED = {
     "rodsim.writers.vtk": "rodsim.results.vtk",
     "rodsim.writers.vtk_cells": "rodsim.results.vtk_cells",
     "rodsim.writers.mode_series": "rodsim.results.mode_series",
+    "rodsim.cli_post": "rodsim.cli.post",
+    "rodsim.cli_sweep": "rodsim.cli.sweep",
 }
 
 

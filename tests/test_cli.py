@@ -1,5 +1,8 @@
 """The rodsim command in-process: run, check, info, export, plot, --set, --quiet, exit codes."""
 
+import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import h5py
@@ -174,7 +177,7 @@ def test_case_reference_is_generated_from_the_schema():
 
 
 def test_progress_line_on_a_terminal(capsys):
-    from rodsim.cli import Progress
+    from rodsim.cli.run import Progress
 
     p = Progress(t_end=2.0, enabled=True)
     p(1.0, 500, 1000)
@@ -208,3 +211,29 @@ def test_plot_does_not_overwrite_another_file(tmp_path, name, words):
     assert res.exit_code == 2, res.output
     assert words in res.output
     assert target.read_bytes() == b"rodsim: 1\n"
+
+
+def test_help_lists_every_command_without_loading_the_numerics():
+    """`python -m rodsim --help` lists the commands the group registers (rodsim/cli/group.py)
+    and loads neither numpy, h5py nor numba: they load inside the commands."""
+    out = subprocess.run(
+        [sys.executable, "-m", "rodsim", "--help"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr
+    listed = out.stdout.split("Commands:")[1].split()
+    names = "check export info plot render run schema sweep validate warmup".split()
+    assert names == [word for word in listed if word in names]
+    code = (
+        "import sys; from rodsim.cli import main; main(['--help'], standalone_mode=False); "
+        "print([m for m in ('numpy', 'h5py', 'numba') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.splitlines()[-1] == "[]", out
+
+
+@pytest.mark.parametrize("old, new", [("cli_post", "post"), ("cli_sweep", "sweep")])
+def test_the_old_command_modules_still_import(old, new, monkeypatch):
+    monkeypatch.delitem(sys.modules, f"rodsim.{old}", raising=False)
+    with pytest.warns(DeprecationWarning, match=f"rodsim.{old} is now rodsim.cli.{new}"):
+        module = importlib.import_module(f"rodsim.{old}")
+    assert module is importlib.import_module(f"rodsim.cli.{new}")

@@ -12,7 +12,9 @@ import numpy as np
 from click.testing import CliRunner
 from conftest import small_cantilever
 
-from rodsim import case_summary, cli, kernel_cache
+from rodsim import case_summary, kernel_cache
+from rodsim.cli import main
+from rodsim.cli.run import Progress
 
 CASE = small_cantilever(elements=20, solver="{dt: auto, t_end: 1.0e6}")
 
@@ -88,12 +90,12 @@ def test_the_run_summary_starts_on_its_own_lines(tmp_path, monkeypatch):
     while the summary is made (its load totals) and during the run: every line the summary
     and the `done` block print starts a line (after a newline), never inside the counter's
     line, whatever compiles when."""
-    forced = cli.Progress.__init__
+    forced = Progress.__init__
 
     def terminal(self, t_end, enabled, announce=True):
         forced(self, t_end, True, announce)
 
-    monkeypatch.setattr(cli.Progress, "__init__", terminal)
+    monkeypatch.setattr(Progress, "__init__", terminal)
     totals = case_summary.load_totals
 
     def compiling_totals(*args):
@@ -103,7 +105,7 @@ def test_the_run_summary_starts_on_its_own_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(case_summary, "load_totals", compiling_totals)
     case = tmp_path / "c.yaml"
     case.write_text(CASE.replace("t_end: 1.0e6", "t_end: 0.01"))
-    res = CliRunner().invoke(cli.main, ["run", str(case), "-o", str(tmp_path / "c.h5")])
+    res = CliRunner().invoke(main, ["run", str(case), "-o", str(tmp_path / "c.h5")])
     assert res.exit_code == 0, res.output
     out = res.stdout
     assert "compiling kernels (first run only)" in res.stderr  # the counter was shown

@@ -327,7 +327,7 @@ def test_the_summary_plots_a_result_against_parameters(pooled, tmp_path):
 
 
 def test_the_progress_bar_speaks_only_to_a_terminal(monkeypatch, capsys):
-    from rodsim.cli_sweep import Bar
+    from rodsim.cli.sweep import Bar
 
     counts = {"total": 8, "done": 3, "failed": 1, "running": 2, "eta": 12.0}
     monkeypatch.delenv("CI", raising=False)

@@ -68,7 +68,7 @@ def test_compile_message_piped_and_on_a_terminal(capsys, monkeypatch):
     """The run's display says "compiling kernels (first run only)" once when stderr is not a
     terminal, and a counting line on one; compile time is kept out of the step rate."""
     from rodsim import kernel_cache
-    from rodsim.cli import Progress
+    from rodsim.cli.run import Progress
 
     piped = Progress(1.0, enabled=False)
     with kernel_cache.watch(piped.compiling):

@@ -1,13 +1,8 @@
-"""The ``rodsim`` command: a thin click layer over rodsim.api (docs/python.md) and rodsim.post.
-
-Errors rodsim raises on purpose (RodsimError) are printed as one line, ``error: ...``, and
-mapped to their exit code (docs/running.md: 2 bad input, 3 numerical failure, 4 I/O and
-resources, 128 + n a signal); running out of memory anyway (a MemoryError) is exit code 4
-too. Nothing prints a traceback unless --debug is given.
+"""``rodsim run``, ``check``, ``schema`` and ``warmup`` (docs/running.md), on rodsim.api; and
+what `run` shows on a terminal while it works (the progress line, the compile counter).
 """
 
 import contextlib
-import functools
 import logging
 import math
 import sys
@@ -15,65 +10,8 @@ import time as wallclock
 
 import click
 
-from rodsim import __version__
-from rodsim.errors import Interrupted, ResourceError, RodsimError
-
-
-def _handle_errors(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        ctx = click.get_current_context()
-        debug = ctx.find_root().params.get("debug", False)
-        try:
-            return fn(*args, **kwargs)
-        except RodsimError as exc:
-            if debug:
-                raise
-            kind = "interrupted" if isinstance(exc, Interrupted) else "error"
-            try:
-                click.echo(f"{kind}: {exc}", err=True)
-            except OSError:  # no terminal left to tell (SIGHUP): the exit code says it
-                pass
-            ctx.exit(exc.exit_code)
-        except BrokenPipeError:  # e.g. `rodsim check case.yaml | head`
-            sys.stderr.close()
-            ctx.exit(0)
-        except KeyboardInterrupt:
-            click.echo("\ninterrupted: the frames written so far are kept", err=True)
-            ctx.exit(130)
-        except MemoryError as exc:  # the estimate was too low, or the memory went elsewhere
-            if debug:
-                raise
-            click.echo(
-                f"error: out of memory{f' ({exc})' if str(exc) else ''}: the model "
-                "needs more memory than this machine gave it (`rodsim check` prints "
-                "the estimate); reduce the model or free memory. Results written so "
-                "far stay readable.",
-                err=True,
-            )
-            ctx.exit(ResourceError.exit_code)
-        except Exception as exc:  # a bug in rodsim: say so instead of dumping a traceback
-            if debug:
-                raise
-            click.echo(
-                f"internal error ({type(exc).__name__}: {exc}); this is a bug in "
-                "rodsim. Rerun with `rodsim --debug ...` for the traceback.",
-                err=True,
-            )
-            ctx.exit(1)
-
-    return wrapper
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="rodsim")
-@click.option("--debug", is_flag=True, help="Show tracebacks and debug logging.")
-@click.option("-v", "--verbose", is_flag=True, help="Log what rodsim does.")
-def main(debug: bool, verbose: bool) -> None:
-    """rodsim: dynamics and equilibrium of geometrically exact rods."""
-    level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-
+from rodsim.cli.common import handle_errors
+from rodsim.errors import Interrupted, RodsimError
 
 _SET_HELP = "Override a case key, e.g. --set solver.dt=1e-3 (repeatable)."
 _MEMORY_HELP = (
@@ -213,7 +151,7 @@ class _OwnLines(logging.Filter):
                 h.removeFilter(self)
 
 
-@main.command()
+@click.command()
 @click.argument("case", type=click.Path(dir_okay=False))
 @click.option(
     "-o",
@@ -236,7 +174,7 @@ class _OwnLines(logging.Filter):
     help="Continue this results file of CASE from its last restart state, to CASE's end "
     "time (the same or later); the file is the output (docs/restart.md).",
 )
-@_handle_errors
+@handle_errors
 def run(case, output, vtk, overrides, quiet, max_memory, restart):
     """Validate CASE, integrate it and write the results."""
     from rodsim import api, case_summary, kernel_cache
@@ -320,11 +258,11 @@ def restart_text(h5, state) -> str:
     )
 
 
-@main.command()
+@click.command()
 @click.argument("case", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
 @click.option("--max-memory", type=Size(), default=None, help=_MEMORY_HELP)
-@_handle_errors
+@handle_errors
 def check(case, overrides, max_memory):
     """Validate CASE and print the model summary, stable step and the estimates of memory,
     results size and run time; never integrates."""
@@ -336,11 +274,11 @@ def check(case, overrides, max_memory):
     click.echo("ok")
 
 
-@main.command()
+@click.command()
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (default: stdout)."
 )
-@_handle_errors
+@handle_errors
 def schema(output):
     """Write the case file's JSON Schema (draft 2020-12), for editors that complete and check
     YAML (docs/units.md, "Editors")."""
@@ -356,20 +294,9 @@ def schema(output):
         click.echo(text, nl=False)
 
 
-@main.command()
-@click.argument("results", type=click.Path(dir_okay=False))
-@_handle_errors
-def info(results):
-    """Print what a results file holds."""
-    from rodsim.post.summary import describe
-    from rodsim.results.reader import read_live
-
-    click.echo(read_live(results, describe))  # a read torn by a live run's flush: again
-
-
-@main.command()
+@click.command()
 @click.argument("cases", nargs=-1, type=click.Path(dir_okay=False))
-@_handle_errors
+@handle_errors
 def warmup(cases):
     """Compile the kernels now, not at the first run: those the CASES use, or (none given) the
     common kinds of model: rods explicit, SE3, on all cores, implicit and in equilibrium, rods
@@ -385,63 +312,3 @@ def warmup(cases):
 
     total = warming.warm(list(cases), report)
     click.echo(f"done: {total.kernels} kernels compiled in {total.seconds:.3g} s")
-
-
-@main.command()
-@click.argument("names", nargs=-1)
-@click.option("--quick", is_flag=True, help="The coarse tier (CI): coarser meshes, shorter runs.")
-@click.option(
-    "--report",
-    "report_dir",
-    type=click.Path(file_okay=False),
-    help="Write DIR/README.md with the table and one figure per benchmark.",
-)
-@click.option(
-    "--suite",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Benchmark folder (default: validation/ of the rodsim checkout).",
-)
-@_handle_errors
-def validate(names, quick, report_dir, suite):
-    """Run the validation benchmarks (all, or NAMES) and compare with their references.
-
-    Exit code 0 if every compared quantity passes, 1 if any fails, 2 for an unknown NAME or a
-    broken benchmark spec."""
-    import tempfile
-    from pathlib import Path
-
-    from rodsim import progress
-    from rodsim.validate import report, runner
-    from rodsim.validate import suite as suites
-
-    tier = "quick" if quick else "full"
-    benches = suites.select(suite, names)
-    if report_dir:  # before the benchmarks run: a user's README.md there is not replaced
-        report.check_folder(report_dir, benches)
-    outcomes = []
-    count = progress.Count("benchmarks")  # on a terminal, below the lines it prints for good
-    with tempfile.TemporaryDirectory(prefix="rodsim-validate-") as tmp:
-        try:
-            for done, bench in enumerate(benches):  # results files are scratch
-                count.say(f"running {bench.number}. {bench.name} ({tier}) ...")
-                count(done, len(benches))
-                outcomes.append(runner.run_benchmark(bench, tier, Path(tmp)))
-            count(len(benches), len(benches))
-        finally:
-            count.close()
-        click.echo(report.table(outcomes))
-        click.echo(report.summary(outcomes))
-        if report_dir:
-            path = report.write_report(outcomes, report_dir, tier)
-            click.echo(f"report    {path}")
-    if any(o.status in ("FAIL", "error") for o in outcomes):
-        sys.exit(1)  # not ctx.exit: its Exit exception would be taken for a bug above
-
-
-from rodsim import cli_post, cli_sweep  # noqa: E402, F401  (register their commands on main)
-
-if __name__ == "__main__":  # python -m rodsim.cli: the module that rodsim.cli_post fills
-    from rodsim.cli import main as registered
-
-    registered()

@@ -1,10 +1,9 @@
-"""``rodsim sweep`` (docs/sweeps.md): its options and its progress bar, on rodsim.sweep;
-registered on the ``rodsim`` group by rodsim.cli."""
+"""``rodsim sweep`` (docs/sweeps.md): its options and its progress bar, on rodsim.sweep."""
 
 import click
 
 from rodsim import progress
-from rodsim.cli import _handle_errors, main
+from rodsim.cli.common import handle_errors
 
 
 class Bar(progress.Line):
@@ -20,7 +19,7 @@ class Bar(progress.Line):
         )
 
 
-@main.command()
+@click.command()
 @click.argument("sweep_file", metavar="SWEEP.yaml", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(file_okay=False),
               help="The sweep's folder (default: the file's output, or <stem>_sweep).")  # fmt: skip
@@ -33,7 +32,7 @@ class Bar(progress.Line):
               help="Run again the runs made by another rodsim version.")  # fmt: skip
 @click.option("--check", "dry", is_flag=True, help="Check the sweep file and list its runs.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-@_handle_errors
+@handle_errors
 def sweep(sweep_file, output, workers, dask, retry_failed, rerun_outdated, dry, quiet):
     """Run a case over a space of parameters; write every run's results and a summary."""
     from rodsim.sweep import runner, spec

@@ -1,13 +1,24 @@
-"""The commands that read a results file into other files: ``rodsim export``, ``rodsim plot``
-and ``rodsim render`` (docs/running.md, docs/render.md), on rodsim.post; registered on the
-``rodsim`` group by rodsim.cli."""
+"""The commands that read a results file: ``rodsim info``, and ``rodsim export``, ``rodsim
+plot`` and ``rodsim render``, which write it into other files (docs/running.md,
+docs/render.md), on rodsim.post."""
 
 from pathlib import Path
 
 import click
 
-from rodsim.cli import _handle_errors, main
+from rodsim.cli.common import handle_errors
 from rodsim.errors import CaseError
+
+
+@click.command()
+@click.argument("results", type=click.Path(dir_okay=False))
+@handle_errors
+def info(results):
+    """Print what a results file holds."""
+    from rodsim.post.summary import describe
+    from rodsim.results.reader import read_live
+
+    click.echo(read_live(results, describe))  # a read torn by a live run's flush: again
 
 
 def _listed(options: list) -> str:
@@ -15,7 +26,7 @@ def _listed(options: list) -> str:
     return ", ".join(options) + (" is" if len(options) == 1 else " are")
 
 
-@main.command()
+@click.command()
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.option(
     "--format",
@@ -65,7 +76,7 @@ def _listed(options: list) -> str:
 @click.option(
     "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="With --matrices: as run."
 )
-@_handle_errors
+@handle_errors
 def export(results, fmt, folder, table, frame, history, envelope, matrices, overrides):
     """Write the ParaView series of an existing results file, a CSV table of it, or
     (--matrices) the stiffness, mass and damping matrices of a case."""
@@ -135,7 +146,7 @@ def _check_picture(path: Path, results) -> None:
     output_guard.check(path, "png", reads=reads, file=str(results))
 
 
-@main.command()
+@click.command()
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.argument("what", default="energy")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="PNG file.")
@@ -163,7 +174,7 @@ def _check_picture(path: Path, results) -> None:
     is_flag=True,
     help="--along: also the band between the least and largest value over all frames.",
 )
-@_handle_errors
+@handle_errors
 def plot(results, what, output, against, along, frames, envelope):
     """Plot time histories: energy, momentum, load_factor, or QUANTITY@SET (e.g.
     displacement@beam.end, displacement.z@tip, force.axial@beam.all, membrane.N11@deck.all);
@@ -199,7 +210,7 @@ def plot(results, what, output, against, along, frames, envelope):
     click.echo(f"wrote {path}")
 
 
-@main.command()
+@click.command()
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.option(
     "-o",
@@ -256,7 +267,7 @@ def plot(results, what, output, against, along, frames, envelope):
 @click.option("--range", "clim", default=None, metavar="LOW,HIGH",
               help="Colour range (default: the values' range over the frames drawn).")  # fmt: skip
 @click.option("--cmap", default="viridis", show_default=True, help="Matplotlib colour map.")
-@_handle_errors
+@handle_errors
 def render(results, output, field, frames, at, reference, mode, view, fit, camera, size, fps,
            scale, clim, cmap):  # fmt: skip
     """Draw RESULTS off-screen: rods with their sections, plates with their thickness,
