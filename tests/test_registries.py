@@ -11,6 +11,7 @@ from rodsim import solvers
 from rodsim.case import conditions, parts, sections, settings, v1
 from rodsim.case import schema as s
 from rodsim.case.load_terms import LOAD_BUILDERS
+from rodsim.mesh import parts as mesh_parts
 from rodsim.registry import Registry
 
 
@@ -79,6 +80,7 @@ def test_mesh_parts_come_from_their_registry():
     assert len(set(classes)) == len(classes)  # kind_of can tell every part apart
     for name, kind in parts.PART_KINDS:
         assert parts.kind_of(_example(kind.node.into))[0] == name
+    assert set(mesh_parts.BUILDERS) == set(classes)  # every part kind has a mesh builder
 
 
 def _example(cls):

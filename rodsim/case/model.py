@@ -15,7 +15,6 @@ from rodsim.case.imperfection import seeded
 from rodsim.case.initial_state import start_state, velocity_fields
 from rodsim.case.load import Case
 from rodsim.case.load_terms import LOAD_BUILDERS, LoadRows, Loads, group_factors, nodes_of
-from rodsim.case.parts import part_path
 from rodsim.case.schema import render
 from rodsim.case.sections import rod_section
 from rodsim.case.settings import (
@@ -24,6 +23,7 @@ from rodsim.case.settings import (
     Foundation,
     Mass,
     Spring,
+    part_path,
 )
 from rodsim.case.term_builders import term_arrays
 from rodsim.errors import CaseError

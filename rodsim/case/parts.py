@@ -1,6 +1,7 @@
 """The mesh parts and node sets of a case file: their schema, typed settings and the registry
-PART_KINDS, which maps each part kind to its schema, its mesh builder (rodsim.mesh.parts) and
-the sizes it generates (for the memory estimate before meshing)."""
+PART_KINDS, which maps each part kind (the KEY of its settings class) to its schema and the
+sizes it generates (for the memory estimate before meshing); rodsim.mesh.parts builds each
+kind's mesh from its settings."""
 
 import math
 from collections.abc import Callable
@@ -23,7 +24,6 @@ from rodsim.case.schema import (
     fail,
     show,
 )
-from rodsim.mesh import parts as builders
 from rodsim.registry import Registry
 
 # --- mesh parts ---------------------------------------------------------------------------------
@@ -197,14 +197,12 @@ class PartSizes(NamedTuple):
 
 
 class PartKind(NamedTuple):
-    """node: its schema Record (into: its settings class); nested: written as
-    ``{kind: {...}}`` (else the kind is a key of the mapping, like ``file:``); build: its mesh
-    builder (rodsim.mesh.parts); sizes: part -> PartSizes, or None where unknown before meshing."""
+    """node: its schema Record (into: its settings class, whose KEY names the kind and NESTED
+    says whether it is written as ``{kind: {...}}``, else the kind is a key of the mapping,
+    like ``file:``); sizes: part -> PartSizes, or None where unknown before meshing."""
 
     node: Record
-    nested: bool
     doc: str
-    build: Callable
     sizes: Callable[[Any], PartSizes | None]
 
 
@@ -221,27 +219,22 @@ def _rectangle_sizes(part: settings.RectanglePart) -> PartSizes:
 PART_KINDS = Registry(
     "mesh part",
     {
-        "rod": PartKind(ROD_PART, True, "straight rod", builders.rod, _line_sizes),
-        "arc": PartKind(ARC_PART, True, "circular arc", builders.arc, _line_sizes),
-        "rectangle": PartKind(
-            RECTANGLE_PART, True, "flat plate", builders.rectangle, _rectangle_sizes
-        ),
-        "file": PartKind(FILE_PART, False, "mesh file", builders.from_file, lambda part: None),
+        kind.node.into.KEY: kind
+        for kind in (
+            PartKind(ROD_PART, "straight rod", _line_sizes),
+            PartKind(ARC_PART, "circular arc", _line_sizes),
+            PartKind(RECTANGLE_PART, "flat plate", _rectangle_sizes),
+            PartKind(FILE_PART, "mesh file", lambda part: None),
+        )
     },
 )
 
-PART = Tagged(tuple((name, k.node, k.nested, k.doc) for name, k in PART_KINDS))
+PART = Tagged(tuple((name, k.node, k.node.into.NESTED, k.doc) for name, k in PART_KINDS))
 
 
 def kind_of(part) -> tuple[str, PartKind]:
     """The registry entry of a part's settings."""
-    return next((n, k) for n, k in PART_KINDS if isinstance(part, k.node.into))
-
-
-def part_path(i: int, part) -> Path:
-    """The key path of mesh[i]: mesh[i].rod for a nested kind, mesh[i] for a file."""
-    name, kind = kind_of(part)
-    return ("mesh", i, name) if kind.nested else ("mesh", i)
+    return part.KEY, PART_KINDS[part.KEY]
 
 
 # --- node sets ----------------------------------------------------------------------------------

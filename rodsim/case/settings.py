@@ -10,7 +10,7 @@ never the raw YAML.
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from rodsim.case.units import UnitSystem
 from rodsim.model.rayleigh import rayleigh
@@ -25,6 +25,10 @@ Pair = tuple[float, float]
 
 @dataclass(frozen=True)
 class RodPart:
+    # KEY: the part kind's name in `mesh:`; NESTED: written as {KEY: {...}}, else KEY is a
+    # key of the part's own mapping (file: ...)
+    KEY: ClassVar[str] = "rod"
+    NESTED: ClassVar[bool] = True
     name: str
     from_: Vec3
     to: Vec3
@@ -35,6 +39,8 @@ class RodPart:
 
 @dataclass(frozen=True)
 class ArcPart:
+    KEY: ClassVar[str] = "arc"
+    NESTED: ClassVar[bool] = True
     name: str
     center: Vec3
     radius: float
@@ -52,6 +58,8 @@ class ArcPart:
 
 @dataclass(frozen=True)
 class RectanglePart:
+    KEY: ClassVar[str] = "rectangle"
+    NESTED: ClassVar[bool] = True
     name: str
     origin: Vec3
     size: Pair
@@ -63,6 +71,8 @@ class RectanglePart:
 
 @dataclass(frozen=True)
 class FilePart:
+    KEY: ClassVar[str] = "file"
+    NESTED: ClassVar[bool] = False
     file: str
     name: str
     sections: Mapping[str, str]  # cell set -> section name
@@ -71,6 +81,11 @@ class FilePart:
 
 
 Part = RodPart | ArcPart | RectanglePart | FilePart
+
+
+def part_path(i: int, part: Part) -> tuple:
+    """The key path of mesh[i]: mesh[i].rod for a nested kind, mesh[i] for a file."""
+    return ("mesh", i, part.KEY) if part.NESTED else ("mesh", i)
 
 
 @dataclass(frozen=True)

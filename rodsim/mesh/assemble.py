@@ -15,9 +15,10 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from rodsim.case.parts import kind_of, part_path
 from rodsim.case.schema import render
+from rodsim.case.settings import part_path
 from rodsim.errors import CaseError
+from rodsim.mesh.parts import build
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ def build_mesh(parts: tuple, case_sets: dict, resolve, merge_tolerance=None) -> 
                 key=render((*path, "name")),
             )
         seen[part.name] = i
-        built.append(kind_of(part)[1].build(part, path, resolve, merge_tolerance))
+        built.append(build(part, path, resolve, merge_tolerance))
 
     offsets = np.cumsum([0] + [len(p.points) for p in built])
     points = np.concatenate([p.points for p in built])

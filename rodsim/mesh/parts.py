@@ -1,7 +1,7 @@
 """The mesh of one case-file part, before parts are merged (rodsim.mesh.assemble): a generated
 rod, arc or rectangle, or the cells of a mesh file. One builder per part kind, each
-(part settings, key path, resolve, merge_tolerance) -> PartMesh; rodsim.case.parts registers
-them under their case-file names."""
+(part settings, key path, resolve, merge_tolerance) -> PartMesh; build picks it by the class
+of the part's settings (rodsim.case.settings)."""
 
 import logging
 from dataclasses import dataclass, field
@@ -206,3 +206,16 @@ def from_file(spec: settings.FilePart, path, resolve, merge_tolerance=None) -> P
         plate_names,
         notes,
     )
+
+
+BUILDERS = {
+    settings.RodPart: rod,
+    settings.ArcPart: arc,
+    settings.RectanglePart: rectangle,
+    settings.FilePart: from_file,
+}
+
+
+def build(part: settings.Part, path, resolve, merge_tolerance=None) -> PartMesh:
+    """The PartMesh of a part of any kind."""
+    return BUILDERS[type(part)](part, path, resolve, merge_tolerance)

@@ -42,6 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rodsim.jit import kernel
+from rodsim.lie import so3
 
 CENTRE = 4  # quadrature slot of the element centre (output only)
 
@@ -116,23 +117,8 @@ TIE_DX, TIE_T = _tie_tables()
 
 
 @kernel(inline="always")
-def _vec(arr, a):
-    return (arr[a, 0], arr[a, 1], arr[a, 2])
-
-
-@kernel(inline="always")
 def _col(rot, a, j):
     return (rot[a, 0, j], rot[a, 1, j], rot[a, 2, j])
-
-
-@kernel(inline="always")
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@kernel(inline="always")
-def _cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 @kernel(inline="always")
@@ -162,7 +148,7 @@ def _gradients(pl, e, s, x, rot, nb):
         a = pl.conn[e, b]
         g1 = pl.dn[e, s, b, 0]
         g2 = pl.dn[e, s, b, 1]
-        xa = _vec(x, a)
+        xa = so3.vec_at(x, a)
         da = _col(rot, a, 2)
         f1 = _comb(1.0, f1, g1, xa)
         f2 = _comb(1.0, f2, g2, xa)
@@ -175,14 +161,14 @@ def _gradients(pl, e, s, x, rot, nb):
 def _mem_bend(pl, e, s, f1, f2, t1, t2):
     """Membrane and bending strains (Voigt 3-tuples) at slot s."""
     eps = (
-        0.5 * _dot(f1, f1) - pl.eps0[e, s, 0],
-        0.5 * _dot(f2, f2) - pl.eps0[e, s, 1],
-        _dot(f1, f2) - pl.eps0[e, s, 2],
+        0.5 * so3.dot(f1, f1) - pl.eps0[e, s, 0],
+        0.5 * so3.dot(f2, f2) - pl.eps0[e, s, 1],
+        so3.dot(f1, f2) - pl.eps0[e, s, 2],
     )
     kap = (
-        _dot(f1, t1) - pl.kappa0[e, s, 0],
-        _dot(f2, t2) - pl.kappa0[e, s, 1],
-        _dot(f1, t2) + _dot(f2, t1) - pl.kappa0[e, s, 2],
+        so3.dot(f1, t1) - pl.kappa0[e, s, 0],
+        so3.dot(f2, t2) - pl.kappa0[e, s, 1],
+        so3.dot(f1, t2) + so3.dot(f2, t1) - pl.kappa0[e, s, 2],
     )
     return eps, kap
 
@@ -196,7 +182,7 @@ def _tie_vectors(pl, e, k, x, rot, nb):
     t = (z, z, z)
     for b in range(nb):
         a = pl.conn[e, b]
-        p = _comb(1.0, p, TIE_DX[typ, k, b], _vec(x, a))
+        p = _comb(1.0, p, TIE_DX[typ, k, b], so3.vec_at(x, a))
         t = _comb(1.0, t, TIE_T[typ, k, b], _col(rot, a, 2))
     return p, t
 
@@ -209,10 +195,10 @@ def _tied(pl, e, x, rot, nb):
     p2, t2 = _tie_vectors(pl, e, 2, x, rot, nb)
     p3, t3 = _tie_vectors(pl, e, 3, x, rot, nb)
     return (
-        _dot(p0, t0) - pl.g0[e, 0],
-        _dot(p1, t1) - pl.g0[e, 1],
-        _dot(p2, t2) - pl.g0[e, 2],
-        _dot(p3, t3) - pl.g0[e, 3],
+        so3.dot(p0, t0) - pl.g0[e, 0],
+        so3.dot(p1, t1) - pl.g0[e, 1],
+        so3.dot(p2, t2) - pl.g0[e, 2],
+        so3.dot(p3, t3) - pl.g0[e, 3],
     )
 
 
@@ -231,7 +217,7 @@ def _node_gradient(pl, e, c, x, nb):
     p1 = (z, z, z)
     p2 = (z, z, z)
     for b in range(nb):
-        xa = _vec(x, pl.conn[e, b])
+        xa = so3.vec_at(x, pl.conn[e, b])
         p1 = _comb(1.0, p1, pl.dnn[e, c, b, 0], xa)
         p2 = _comb(1.0, p2, pl.dnn[e, c, b, 1], xa)
     return p1, p2
@@ -241,7 +227,7 @@ def _node_gradient(pl, e, c, x, nb):
 def _drill(pl, e, c, x, rot, nb):
     p1, p2 = _node_gradient(pl, e, c, x, nb)
     a = pl.conn[e, c]
-    return _dot(_col(rot, a, 1), p1) - _dot(_col(rot, a, 0), p2) - pl.w0[e, c], p1, p2
+    return so3.dot(_col(rot, a, 1), p1) - so3.dot(_col(rot, a, 0), p2) - pl.w0[e, c], p1, p2
 
 
 @kernel(inline="always")
@@ -281,7 +267,7 @@ def _element(pl, e, x, rot, res_n, res_m, res_q, res_r, given, gx, gt, f, tau):
             m = _mv3(pl.d_mat, e, kap)
             q1 = pl.s_mat[e, 0, 0] * gam[0] + pl.s_mat[e, 0, 1] * gam[1]
             q2 = pl.s_mat[e, 1, 0] * gam[0] + pl.s_mat[e, 1, 1] * gam[1]
-            energy += 0.5 * w * (_dot(eps, n) + _dot(kap, m) + gam[0] * q1 + gam[1] * q2)
+            energy += 0.5 * w * (so3.dot(eps, n) + so3.dot(kap, m) + gam[0] * q1 + gam[1] * q2)
         # d(eps11) = f1.df1, d(2 eps12) = f1.df2 + f2.df1, d(k11) = f1.dt1 + t1.df1, ...
         u1 = _comb(w * n[0], f1, w * n[2], f2)
         u1 = _comb(1.0, u1, 1.0, _comb(w * m[0], t1, w * m[2], t2))
@@ -320,12 +306,12 @@ def _element(pl, e, x, rot, res_n, res_m, res_q, res_r, given, gx, gt, f, tau):
         for b in range(nb):
             _add_row(gx, b, _comb(pl.dnn[e, c, b, 0], d2, -pl.dnn[e, c, b, 1], d1), r)
         # -(d2 x dU/dd2 + d1 x dU/dd1) with dU/dd2 = r p1, dU/dd1 = -r p2
-        m_dr = _comb(-r, _cross(d2, p1), r, _cross(d1, p2))
+        m_dr = _comb(-r, so3.cross(d2, p1), r, so3.cross(d1, p2))
         for k in range(3):
             tau[a, k] += m_dr[k]
     for b in range(nb):
         a = pl.conn[e, b]
-        m_t = _cross(_col(rot, a, 2), (gt[b, 0], gt[b, 1], gt[b, 2]))
+        m_t = so3.cross(_col(rot, a, 2), (gt[b, 0], gt[b, 1], gt[b, 2]))
         for k in range(3):
             f[a, k] -= gx[b, k]
             tau[a, k] -= m_t[k]
@@ -413,7 +399,7 @@ def pressure_forces(pl, x, rot, p, f):
         nb = pl.n_nodes_el[e]
         for s in range(nb):
             f1, f2, _, _ = _gradients(pl, e, s, x, rot, nb)
-            nrm = _cross(f1, f2)
+            nrm = so3.cross(f1, f2)
             c = p[e] * pl.weight[e, s]
             for b in range(nb):
                 _add_row(f, pl.conn[e, b], nrm, c * pl.shape[e, s, b])

@@ -36,13 +36,13 @@ import hashlib
 from typing import NamedTuple
 
 import numpy as np
-from numba import types
 
 from rodsim.errors import ArgumentError
-from rodsim.jit import kernel, written
+from rodsim.jit import kernel
 from rodsim.terms import user_tangent as tangent
 from rodsim.terms.contract import APPLIED, GROUND, INTERNAL, StepShare, Term, step_share
 from rodsim.terms.user_compile import Compiled, UserTerm, user_term
+from rodsim.terms.user_sums import sum_damping, sum_forces, total
 
 __all__ = ["TERMS", "UserEntry", "UserTerm", "attach", "user_term"]
 
@@ -101,91 +101,24 @@ class UserRates(NamedTuple):
     omg: np.ndarray
 
 
-# --- the sums over a role's entries, written out at typing time -------------------------------
-
-
-def _entry_types(own) -> list:
-    return list(own.types) if isinstance(own, types.BaseTuple) else []
-
-
-def _has(entry_type, field: str) -> bool:
-    return not isinstance(entry_type.types[entry_type.fields.index(field)], types.NoneType)
-
-
-def _unrolled(name: str, params: str, write):
-    """A kernel-callable name(own, <params>) whose body write(own type, argument types by
-    name) writes at typing time (rodsim.jit.written), one call per entry of the tuple own,
-    inlined into its caller."""
-    return written(
-        name,
-        f"own, {params}",
-        lambda ty: (write(ty["own"], ty), {"np": np, "add_scaled": _add_scaled}),
-    )
-
-
-def _suffix(array_type) -> str:
-    """The compiled variant a call takes: complex128 configurations (the Jacobian) or float64."""
-    return "_c" if isinstance(array_type.dtype, types.Complex) else ""
-
-
-def _write_forces(own, args):
-    """e = the entries' energies; each entry's forces into f, tau, or, where an applied term's
-    loads are scaled (scale != 1), into scratch added times scale."""
-    s = _suffix(args["x"])
-    lines = ["e = 0.0"]
-    for i in range(len(_entry_types(own))):
-        call = f"own[{i}].forces{s}(own[{i}].nodes, own[{i}].params, x, rot, quat, t, "
-        lines += [
-            f"if own[{i}].scale[0] == 1.0:",
-            f"    e += {call}f, tau)",
-            "else:",
-            "    g = np.zeros_like(f)",
-            "    h = np.zeros_like(tau)",
-            f"    e += own[{i}].scale[0] * {call}g, h)",
-            f"    add_scaled(f, tau, g, h, own[{i}].scale[0])",
-        ]
-    return [*lines, "return e"]
-
-
-def _write_damping(own, args):
-    s = _suffix(args["x"])
-    return [
-        f"own[{i}].damping{s}(own[{i}].nodes, own[{i}].params, x, rot, quat, vel, omg, f, tau)"
-        for i, e in enumerate(_entry_types(own))
-        if _has(e, "damping")
-    ]
-
-
-_sum_forces = _unrolled("_sum_forces", "x, rot, quat, t, f, tau", _write_forces)
-_sum_damping = _unrolled("_sum_damping", "x, rot, quat, vel, omg, f, tau", _write_damping)
-
-
-@kernel(inline="always")
-def _add_scaled(f, tau, g, h, s):
-    for a in range(f.shape[0]):
-        for k in range(3):
-            f[a, k] += s * g[a, k]
-            tau[a, k] += s * h[a, k]
-
-
 # --- the kernel hooks (own, state, terms first) -----------------------------------------------
 
 
 @kernel
 def forces_stored(own, state, terms, x, rot, quat, t, f, tau):
     """Internal and ground terms: their energy is stored energy."""
-    return _sum_forces(own, x, rot, quat, t, f, tau), 0.0
+    return sum_forces(own, x, rot, quat, t, f, tau), 0.0
 
 
 @kernel
 def forces_potential(own, state, terms, x, rot, quat, t, f, tau):
     """Applied terms: their energy is the loads' potential."""
-    return 0.0, _sum_forces(own, x, rot, quat, t, f, tau)
+    return 0.0, sum_forces(own, x, rot, quat, t, f, tau)
 
 
 @kernel
 def damping(own, state, terms, x, rot, quat, p, vel, omg, f, tau):
-    _sum_damping(own, x, rot, quat, vel, omg, f, tau)
+    sum_damping(own, x, rot, quat, vel, omg, f, tau)
 
 
 @kernel
@@ -215,19 +148,7 @@ def step_damping(own, state, terms, start, end, res, x1, r1, q1, xb, rb, qb, xi,
                 + start.rot[a, k, 1] * xi[a, 4]
                 + start.rot[a, k, 2] * xi[a, 5]
             )
-    _sum_damping(own, xb, rb, qb, res.vel, res.omg, f, tau)
-
-
-@kernel
-def total(own, x, rot, quat, t, f, tau):
-    """The entries' forces into f, tau and their energy, callable from Python."""
-    return _sum_forces(own, x, rot, quat, t, f, tau)
-
-
-@kernel
-def total_damping(own, x, rot, quat, vel, omg, f, tau):
-    """The entries' damping forces into f, tau, callable from Python."""
-    _sum_damping(own, x, rot, quat, vel, omg, f, tau)
+    sum_damping(own, xb, rb, qb, res.vel, res.omg, f, tau)
 
 
 # --- the Python hooks -----------------------------------------------------------------------

@@ -18,6 +18,7 @@ import numpy as np
 
 from rodsim.errors import ArgumentError
 from rodsim.model.rod import node_quaternions
+from rodsim.terms.user_sums import total, total_damping
 
 EPS = 2.0**-100
 
@@ -38,8 +39,6 @@ def _reference(model):
 
 def _response(entries, model, d: np.ndarray, rates: bool) -> np.ndarray:
     """(N,6) K d (rates: C d) of the entries (a tuple of UserEntry) at the reference."""
-    from rodsim.terms.user import total, total_damping
-
     x0, rot0, q0 = _reference(model)
     u, w = d[:, :3], d[:, 3:]
     f = np.zeros(x0.shape, dtype=complex)
@@ -185,10 +184,10 @@ def _given(entries, model) -> np.ndarray:
             if nodes.shape[1] == 1:
                 np.add.at(sums[key], nodes[:, 0], k)
                 continue
-            total = g[nodes].sum(axis=1)
+            g_total = g[nodes].sum(axis=1)
             for j in range(nodes.shape[1]):
                 on = k > 0.0
-                np.add.at(spread[key], nodes[on, j], k[on] * total[on] * g[nodes[on, j]])
+                np.add.at(spread[key], nodes[on, j], k[on] * g_total[on] * g[nodes[on, j]])
     with np.errstate(divide="ignore", invalid="ignore"):
         trans = np.where(sums["t"] > 0.0, sums["t"] / model.mass, 0.0) + spread["t"]
         rot = np.where(sums["r"] > 0.0, sums["r"] / j_min, 0.0) + spread["r"]
