@@ -73,7 +73,7 @@ def test_the_term_declares_its_datasets_and_the_docs_list_them():
     """Term.datasets reaches the table, the names output.fields takes and both docs pages."""
     paths = [d.path for d in TERM_DATASETS]
     assert paths == ["mesh/connectors"] + [f"connectors/{k}" for k in NAMES]
-    assert {d.since for d in TERM_DATASETS} == {LAYOUT_MINOR} == {9}
+    assert {d.since for d in TERM_DATASETS} == {9} and LAYOUT_MINOR >= 9  # 1.9 added them
     assert "connectors/*" in FIELD_NAMES and all(p in FIELD_NAMES for p in paths[1:])
     assert chosen_datasets(["connectors/*"]) == frozenset(paths[1:])
     results_md = (ROOT / "docs" / "results.md").read_text()

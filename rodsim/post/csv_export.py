@@ -9,6 +9,11 @@ Three kinds of table (docs/running.md, "rodsim export"):
   displacement (position - mesh/points); elements their nodes, part and section;
 - the envelope of such a table over every frame (one row per node or element): the least and
   largest value of each column and the frame each occurs at;
+- a frame's entries of a term's per-frame datasets (table: the term's group, e.g.
+  ``connectors``, or one of its datasets, e.g. ``connectors/force``): one row per entry, the
+  group's datasets with the same rows as columns (the first dataset's: a ragged dataset's
+  rows change from frame to frame, docs/results.md "Ragged datasets"), after the entry's
+  index `row` and, for a fixed one, the term's mesh/<group> node pairs;
 - a time history (one row per frame): every per-frame scalar and vector dataset (time, step,
   load_factor, total_time, energies, total momenta, solver counters) and the nodal
   quantities of the nodes of one set.
@@ -29,8 +34,8 @@ from rodsim.post import display_units, plots
 from rodsim.post.plots import COMPONENTS
 from rodsim.post.replace_file import write_whole
 from rodsim.results import guard as output_guard
-from rodsim.results.layout import FRAME_DATASETS
-from rodsim.results.reader import frame_count, open_results
+from rodsim.results.layout import FRAME_DATASETS, TERM_FRAME_DATASETS
+from rodsim.results.reader import frame_count, open_results, ragged_rows
 
 TABLES = ("nodes", "rods", "plates")
 # per recovery point or per surface (docs/stresses.md): not one value per element
@@ -70,7 +75,11 @@ def _frame_index(f, frame: int) -> int:
 def _row_columns(f, table: str):
     """The columns that say what a row of a table of nodes, rods or plates is."""
     if table not in TABLES:
-        raise CaseError(f"expected one of {', '.join(TABLES)}, got {table!r}", key="--table")
+        groups = dict.fromkeys(d.path.partition("/")[0] for d in TERM_FRAME_DATASETS if d.path in f)
+        known = ", ".join((*TABLES, *groups))
+        raise CaseError(
+            f"expected one of {known} (or a term's dataset), got {table!r}", key="--table"
+        )
     rows = {"nodes": f["mesh/points"].shape[0]}
     rows["rods"] = f["mesh/rods"].shape[0] if "mesh/rods" in f else 0
     rows["plates"] = f["mesh/plates"].shape[0] if "mesh/plates" in f else 0
@@ -111,9 +120,44 @@ def _quantities(f, table: str):
     return out
 
 
+def _term_datasets(f, table: str) -> list:
+    """The per-frame datasets of a term table (see the module docstring), or [] where table
+    names none the file has."""
+    known = [d for d in TERM_FRAME_DATASETS if d.path in f]
+    first = next((d for d in known if table in (d.path, d.path.partition("/")[0])), None)
+    if first is None:
+        return []
+    group = first.path.partition("/")[0] + "/"
+    rows = (first.ragged, first.shape[:1])
+    return [d for d in known if d.path.startswith(group) and (d.ragged, d.shape[:1]) == rows]
+
+
+def _term_table(f, datasets: list, k: int) -> list:
+    """The columns of frame k of a term table: the entry's index, the term's node pairs (a
+    fixed table whose group has its mesh/<group> of as many rows) and each dataset of as many
+    rows as the first, flattened per row."""
+    values = [(d, ragged_rows(f, d, k) if d.ragged else f[d.path][k]) for d in datasets]
+    n = len(values[0][1])
+    columns = [("row", "index", np.arange(n))]
+    group = datasets[0].path.partition("/")[0]
+    pairs = f.get(f"mesh/{group}")
+    if not datasets[0].ragged and pairs is not None and pairs.shape[0] == n:
+        columns += _columns("node", pairs[()], "index")
+    for d, v in values:
+        if len(v) == n:
+            width = int(np.prod(v.shape[1:], dtype=np.int64))
+            v = v.reshape(n, width) if v.ndim > 1 else v  # one value an entry: one column
+            columns += _columns(d.path.partition("/")[2], v, d.units)
+    return columns
+
+
 def frame_table(f, table: str, frame: int):
-    """(description, columns) of a frame's table of nodes, rods or plates (see the module
-    docstring); columns: [(name, unit, (R,) values)]."""
+    """(description, columns) of a frame's table of nodes, rods, plates or a term's entries
+    (see the module docstring); columns: [(name, unit, (R,) values)]."""
+    terms = _term_datasets(f, table) if table not in TABLES else []
+    if terms:
+        k = _frame_index(f, frame)
+        return f"{table} of frame {k} ({_when(f, k)})", _term_table(f, terms, k)
     columns = _row_columns(f, table)
     k = _frame_index(f, frame)
     for name, unit, values in _quantities(f, table):
@@ -128,6 +172,8 @@ def envelope_table(f, table: str):
     """(description, columns) of the envelope of a table over every frame: per row, for each
     column X of the frame table, X.min and X.max and the frames they occur at, X.min_frame and
     X.max_frame (the first such frame; NaN values are passed over, -1 where all are NaN)."""
+    if table not in TABLES and _term_datasets(f, table):  # a term's rows may change
+        raise CaseError(f"an envelope is of the {', '.join(TABLES)} only", key="--envelope")
     columns = _row_columns(f, table)
     n = frame_count(f)
     if n == 0:
@@ -257,7 +303,8 @@ def export_csv(results, output=None, table="nodes", frame=-1, history=None, enve
                 default = f"{results.stem}_{table}_envelope.csv"
             else:
                 description, columns = frame_table(f, table, frame)
-                default = f"{results.stem}_{table}_{_frame_index(f, frame)}.csv"
+                name = table.replace("/", "_")
+                default = f"{results.stem}_{name}_{_frame_index(f, frame)}.csv"
             system = display_units.system_of(f)
             columns = _with_units(f, columns, system)
     except CaseError as exc:

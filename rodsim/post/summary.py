@@ -5,6 +5,7 @@ import numpy as np
 
 from rodsim.case import units
 from rodsim.post import display_units, plots
+from rodsim.results.layout import FRAME_END_ATTR
 from rodsim.results.lock import holder
 from rodsim.results.reader import frame_count, layout_version, open_results, run_status
 
@@ -26,7 +27,7 @@ def describe(path) -> str:
         fields = []
         f.visititems(
             lambda name, obj: (
-                fields.append(f"{name} {obj.shape}")
+                fields.append(_field(f, name, obj, len(t)))
                 if isinstance(obj, h5py.Dataset) and not name.startswith("mesh/")
                 else None
             )
@@ -72,6 +73,18 @@ def describe(path) -> str:
             lines.append(f"overrides {f.attrs['overrides']}")
         lines.append("fields    " + "\n          ".join(fields))
         return "\n".join(lines)
+
+
+def _field(f, name: str, obj, n: int) -> str:
+    """A dataset's line of the fields list: its path and shape; a ragged one's (docs/results.md
+    "Ragged datasets") with the least and most rows a frame of the n complete frames."""
+    end = obj.attrs.get(FRAME_END_ATTR)
+    if end is None:
+        return f"{name} {obj.shape}"
+    end = end.decode() if isinstance(end, bytes) else str(end)
+    rows = np.diff(f[end][:n], prepend=0) if end in f else np.zeros(0, np.int64)
+    span = f"{rows.min()} to {rows.max()} rows a frame" if len(rows) else "no frame"
+    return f"{name} {obj.shape} ragged: {span}, frame k's end at {end}[k]"
 
 
 def _stress_lines(f, n: int, system=None) -> list[str]:

@@ -8,6 +8,11 @@ frame at its total time (grid_times). A grid's geometry and fields are hyperslab
 of the per-frame datasets (nodes/position (F,N,3) -> [k, :, :]): every per-node dataset as
 point data, every per-element dataset of that kind with one value or one vector per element
 as cell data, named after the dataset (position, velocity, ..., force, moment, membrane, ...).
+
+A term's ragged dataset of node pairs (R, 2) int64 (docs/results.md "Ragged datasets") is a
+collection of its own, named after it: per frame a polyline grid of that frame's pairs (a
+hyperslab of its rows; a frame without rows has no cells), with the other ragged datasets of
+its group that have the same rows in every frame as cell data.
 """
 
 import os
@@ -19,7 +24,7 @@ from rodsim.errors import CaseError
 from rodsim.post.csv_export import PER_POINT
 from rodsim.post.replace_file import write_whole
 from rodsim.results import guard as output_guard
-from rodsim.results.layout import FRAME_DATASETS
+from rodsim.results.layout import FRAME_DATASETS, TERM_FRAME_DATASETS
 from rodsim.results.reader import frame_count, open_results
 
 KINDS = (
@@ -61,6 +66,64 @@ def _slab(source: str, path: str, k: int, n_frames: int, shape: tuple, key: bool
         f'  <DataItem Dimensions="3 {rank}" Format="XML">{start} {stride} {count}</DataItem>\n'
         f"  {_item(source, path, (n_frames, *shape))}\n</DataItem>"
     )
+
+
+def _rows_slab(source: str, f, path: str, start: int, count: int, number: str = "Float") -> str:
+    """Rows start to start + count of a ragged dataset's flat rows (total, *row)."""
+    total, *row = f[path].shape
+    rank = len(row) + 1
+    first = " ".join([str(start)] + ["0"] * len(row))
+    return (
+        f'<DataItem ItemType="HyperSlab" Dimensions="{" ".join(map(str, (count, *row)))}" '
+        f'Type="HyperSlab">\n'
+        f'  <DataItem Dimensions="3 {rank}" Format="XML">{first} {" ".join(["1"] * rank)} '
+        f"{' '.join(map(str, (count, *row)))}</DataItem>\n"
+        f"  {_item(source, path, (total, *row), number)}\n</DataItem>"
+    )
+
+
+def _ragged_collections(f, source: str, n: int, times) -> list:
+    """One temporal collection per ragged pair dataset of the file (see the docstring)."""
+    ragged = [d for d in TERM_FRAME_DATASETS if d.ragged and d.path in f]
+    out = []
+    for d in ragged:
+        if d.dtype != "i8" or d.shape[1:] != (2,):
+            continue
+        ends = f[d.end_path][:n]
+        group = d.path.partition("/")[0] + "/"
+        data = [
+            e
+            for e in ragged
+            if e is not d and e.path.startswith(group) and np.array_equal(f[e.end_path][:n], ends)
+        ]
+        grids = []
+        for k in range(n):
+            start = int(ends[k - 1]) if k else 0
+            rows = int(ends[k]) - start
+            parts = [
+                f'<Grid Name="{d.path} {k}" GridType="Uniform">',
+                f'<Time Value="{float(times[k])!r}"/>',
+                f'<Topology TopologyType="Polyline" NodesPerElement="2" NumberOfElements="{rows}">',
+                _rows_slab(source, f, d.path, start, rows, "Int") if rows else "",
+                "</Topology>",
+                '<Geometry GeometryType="XYZ">',
+                _slab(source, "nodes/position", k, n, (f["mesh/points"].shape[0], 3), key=True),
+                "</Geometry>",
+            ]
+            for e in data if rows else ():
+                shape = (rows, *f[e.path].shape[1:])
+                name = e.path.removeprefix(group)
+                parts.append(
+                    _attribute(name, "Cell", _rows_slab(source, f, e.path, start, rows), shape)
+                )
+            parts.append("</Grid>")
+            grids.append("\n".join(p for p in parts if p))
+        out.append(
+            f'<Grid Name="{d.path}" GridType="Collection" CollectionType="Temporal">\n'
+            + "\n".join(grids)
+            + "\n</Grid>"
+        )
+    return out
 
 
 def _fields(f, prefix: str, size: int) -> list:
@@ -135,6 +198,7 @@ def xdmf_text(f, source: str) -> str:
         )
     if not collections:
         raise CaseError("the results have no elements to index", key="--format")
+    collections += _ragged_collections(f, source, n, times)
     body = "\n".join(collections)
     return f'{HEADER}\n<Xdmf Version="2.0">\n<Domain>\n{body}\n</Domain>\n</Xdmf>\n'
 

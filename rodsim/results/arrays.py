@@ -103,10 +103,12 @@ class Results:
     path (docs/results.md): "connectors/force", "connectors/moment", "connectors/elongation",
     "connectors/rotation", "connectors/slip" (F,C,3), "connectors/work" (F,C) (docs/
     connectors.md "Output"); empty without connectors and in files before layout 1.9;
-    Unwritten where output.fields left one out. mesh: the ResultsMesh; title, case (the case
-    text), overrides (the --set assignments); path and status (rodsim.results.reader.
-    RunStatus) for results read from a file, None for results kept in memory; modes and
-    buckling: the result of a modal or buckling analysis (docs/modal.md), else None."""
+    Unwritten where output.fields left one out; a ragged dataset (docs/results.md "Ragged
+    datasets", layout 1.10) is a list of F arrays, frame k's rows (n_k, ...). mesh: the
+    ResultsMesh; title, case (the case text), overrides (the --set assignments); path and
+    status (rodsim.results.reader.RunStatus) for results read from a file, None for results
+    kept in memory; modes and buckling: the result of a modal or buckling analysis
+    (docs/modal.md), else None."""
 
     mesh: ResultsMesh
     time: np.ndarray
@@ -197,6 +199,8 @@ class Results:
 def _item(values, k: int):
     if values is None or isinstance(values, Unwritten):
         return values
+    if isinstance(values, list):  # a ragged dataset's frames
+        return values[k].copy()
     return float(values[k]) if values.ndim == 1 else values[k].copy()
 
 
@@ -329,11 +333,17 @@ def _stack_terms(frames: list) -> tuple[dict, dict]:
     if not frames:
         return {}, {}
     mesh, first = _split(frames[0].terms)
-    dtype = {d.path: d.dtype for d in TERM_FRAME_DATASETS}
-    return mesh, {
-        p: v if isinstance(v, Unwritten) else np.asarray([fr.terms[p] for fr in frames], dtype[p])
-        for p, v in first.items()
-    }
+    declared = {d.path: d for d in TERM_FRAME_DATASETS}
+    out = {}
+    for p, v in first.items():
+        values = [fr.terms[p] for fr in frames]
+        if isinstance(v, Unwritten):
+            out[p] = v
+        elif declared[p].ragged:  # rows that change in number: a list, as read from a file
+            out[p] = [np.asarray(x, declared[p].dtype) for x in values]
+        else:
+            out[p] = np.asarray(values, declared[p].dtype)
+    return mesh, out
 
 
 def _sizes_of(f) -> dict:

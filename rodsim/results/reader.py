@@ -133,8 +133,29 @@ def count_v1(f: h5py.File) -> int:
     """Frames every known per-frame dataset holds completely (a kill during a flush can leave
     the newest frame in some of them only); datasets of a newer minor version do not count."""
     every = (*FRAME_DATASETS, *TERM_FRAME_DATASETS)
-    lengths = [f[d.path].shape[0] for d in every if d.path in f]
+    lengths = [ragged_count(f, d) if d.ragged else f[d.path].shape[0] for d in every if d.path in f]
     return min(lengths) if lengths else 0
+
+
+def ragged_count(f: h5py.File, d: Dataset) -> int:
+    """Frames a ragged dataset holds completely (rodsim.results.dataset): those whose end is
+    written and whose rows are all there (a kill during a flush may leave either without the
+    other)."""
+    if d.end_path not in f:
+        return 0
+    return int(np.searchsorted(f[d.end_path][()], f[d.path].shape[0], side="right"))
+
+
+def ragged_rows(f: h5py.File, d: Dataset, k: int | slice):
+    """Frame k's rows of a ragged dataset (n_k, ...); of a slice of frames, a list of them."""
+    if isinstance(k, slice):
+        ends = f[d.end_path][k]
+        first = k.start or 0
+        start = int(f[d.end_path][first - 1]) if first and len(ends) else 0
+        rows = f[d.path][start : int(ends[-1]) if len(ends) else start]
+        return np.split(rows, ends[:-1] - start)
+    end = f[d.end_path]
+    return f[d.path][int(end[k - 1]) if k else 0 : int(end[k])]
 
 
 # Frame fields that default to None read as None when their dataset is absent; the others
@@ -163,11 +184,12 @@ def _value_v1(f: h5py.File, d: Dataset, k: int):
 
 def terms_v1(f: h5py.File, k: int | slice) -> dict:
     """Frame.terms of frame k (or the frames of a slice): the terms' datasets the file has,
-    keyed by path, mesh ones whole; Unwritten for one output.fields left out."""
+    keyed by path, mesh ones whole; Unwritten for one output.fields left out. A ragged
+    dataset's: frame k's rows (n_k, ...), of a slice a list of each frame's."""
     out = {d.path: f[d.path][()] for d in TERM_MESH_DATASETS if d.path in f}
     for d in TERM_FRAME_DATASETS:
         if d.path in f:
-            out[d.path] = f[d.path][k]
+            out[d.path] = ragged_rows(f, d, k) if d.ragged else f[d.path][k]
         elif left_out(f, d):
             out[d.path] = unwritten(f, d.path)
     return out

@@ -22,6 +22,12 @@ left. The unused reservation is cut off at the end.
 File size (docs/results.md "File size"): chunks grow with the run (chunk_frames), the chunk
 indexes have small nodes (ISTORE_K), and with output.compression each compressed chunk
 holds one frame, written once (MIN_COMPRESSED_FRAME says why).
+
+Ragged datasets (rodsim.results.dataset): the flat rows grow by the frame's rows and their
+<path>_end by one entry, in the same flush; a kill during the flush can leave the end without
+its rows or the rows without their end, and the readers count a frame only where both are
+there (rodsim.results.reader.count_v1). Their rows are never compressed: a chunk of rows is
+filled over many frames, and a compressed chunk rewritten may move (MIN_COMPRESSED_FRAME).
 """
 
 import ctypes
@@ -35,7 +41,14 @@ import h5py
 import numpy as np
 
 from rodsim.mesh.assemble import Mesh
-from rodsim.results.layout import FRAME_DATASETS, Dataset, concrete_shape, is_present, sizes_of
+from rodsim.results.layout import (
+    FRAME_DATASETS,
+    FRAME_END_ATTR,
+    Dataset,
+    concrete_shape,
+    is_present,
+    sizes_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -203,6 +216,10 @@ class Appender:
         raw = self.dtype.itemsize * int(np.prod(dataset.chunks, dtype=np.int64))
         self.chunk_bytes = chunk_bound(raw, dataset.compression is not None)
 
+    def new_bytes(self, k: int, value=None) -> int:
+        """File space that appending row k can allocate: a new chunk where one starts."""
+        return self.chunk_bytes if k % self.rows == 0 else 0
+
     def append(self, k: int, value) -> None:
         """Write value (None: zeros) as row k, the dataset grown to k + 1 rows."""
         data = self.zeros if value is None else np.asarray(value, dtype=self.dtype)
@@ -216,11 +233,111 @@ class Appender:
         dsid.write(self.memory, space, data)
 
 
-def bytes_for_frame(appenders, k: int) -> int:
-    """File space that appending frame k can allocate: a new chunk in every dataset whose
-    chunk k starts (chunks are allocated whole; a compressed chunk is written once, whole),
-    plus the metadata margin."""
-    return sum(a.chunk_bytes for a in appenders if k % a.rows == 0) + METADATA_MARGIN
+def create_ragged_datasets(
+    f: h5py.File, d: Dataset, sizes: dict, expected_frames: int | None, first_rows: int
+) -> tuple[h5py.Dataset, h5py.Dataset]:
+    """A ragged dataset's flat rows and its <path>_end (rodsim.results.dataset). Chunks of
+    rows sized as a frame dataset's with the first frame's rows as a frame, within the
+    file's raw-data chunk cache (a larger chunk would reach the disk before its flush);
+    the ends chunked as every per-frame scalar."""
+    row = concrete_shape(d.shape[1:], sizes)
+    row_bytes = max(int(np.prod(row)) * np.dtype(d.dtype).itemsize, 1)
+    per_frame = max(first_rows, 1)
+    cache = f.id.get_access_plist().get_cache()[2]
+    rows = chunk_frames(row_bytes * per_frame, expected_frames) * per_frame
+    rows = max(1, min(rows, CHUNK_BYTES // row_bytes, cache // row_bytes))
+    data = f.create_dataset(
+        d.path, shape=(0, *row), maxshape=(None, *row), dtype=d.dtype, chunks=(rows, *row)
+    )
+    data.attrs["description"] = d.description
+    data.attrs[FRAME_END_ATTR] = d.end_path
+    end = f.create_dataset(
+        d.end_path,
+        shape=(0,),
+        maxshape=(None,),
+        dtype="i8",
+        chunks=(chunk_frames(8, expected_frames),),
+    )
+    end.attrs["description"] = (
+        f"the end of each frame's rows in {d.path}: frame k's are rows end[k-1] to end[k] (from 0)"
+    )
+    return data, end
+
+
+class RaggedAppender:
+    """A ragged dataset's rows and ends (rodsim.results.dataset): appending frame k writes its
+    rows after those of the frames before (none: nothing) and their end as entry k."""
+
+    def __init__(self, data: h5py.Dataset, end: h5py.Dataset):
+        self.dataset = data
+        self.row = data.shape[1:]
+        self.dtype = data.dtype
+        self.ends = Appender(end)
+        # a continued file (a restart) ends where its kept frames end
+        self.total = int(end[end.shape[0] - 1]) if end.shape[0] else 0
+        self.rows = data.chunks[0]
+        raw = self.dtype.itemsize * int(np.prod(data.chunks, dtype=np.int64))
+        self.chunk_bytes = chunk_bound(raw, False)
+
+    def _rows(self, value) -> np.ndarray:
+        if value is None:
+            return np.zeros((0, *self.row), dtype=self.dtype)
+        data = np.asarray(value, dtype=self.dtype)
+        if data.shape[1:] != self.row or data.ndim != len(self.row) + 1:
+            raise ValueError(
+                f"{self.dataset.name}: a frame's rows of shape {data.shape}, rows of "
+                f"{self.row} written before"
+            )
+        return np.ascontiguousarray(data)
+
+    def new_bytes(self, k: int, value=None) -> int:
+        """File space that appending frame k with rows value can allocate: the chunks its
+        rows start, and the end's."""
+        n = len(self._rows(value))
+        started = -(-(self.total + n) // self.rows) - -(-self.total // self.rows)
+        return started * self.chunk_bytes + self.ends.new_bytes(k)
+
+    def append(self, k: int, value) -> None:
+        """Write value's rows (None: none) after the rows so far, and their end as entry k."""
+        data = self._rows(value)
+        n = len(data)
+        if n:
+            dsid = self.dataset.id
+            dsid.set_extent((self.total + n, *self.row))
+            space = dsid.get_space()
+            space.select_hyperslab((self.total, *(0,) * len(self.row)), (n, *self.row))
+            dsid.write(h5py.h5s.create_simple((n, *self.row)), space, data)
+        self.total += n
+        self.ends.append(k, self.total)
+
+
+def appender(f: h5py.File, d: Dataset):
+    """The appender of per-frame dataset d of f: an Appender, or a ragged one's."""
+    if d.ragged:
+        return RaggedAppender(f[d.path], f[d.end_path])
+    return Appender(f[d.path])
+
+
+def resize_frames(f: h5py.File, d: Dataset, keep: int) -> None:
+    """Cut per-frame dataset d of f to its first `keep` frames (a restart)."""
+    if not d.ragged:
+        f[d.path].resize(keep, axis=0)
+        return
+    end = f[d.end_path]
+    end.resize(keep, axis=0)
+    f[d.path].resize(int(end[keep - 1]) if keep else 0, axis=0)
+
+
+def bytes_for_frame(appenders, k: int, values=None) -> int:
+    """File space that appending frame k (values: each appender's, in order; None: not yet
+    known, a ragged dataset counted with no rows) can allocate: a new chunk in every dataset
+    whose chunk k starts (chunks are allocated whole; a compressed chunk is written once,
+    whole), the chunks a ragged dataset's rows start, plus the metadata margin."""
+    appenders = list(appenders)
+    values = [None] * len(appenders) if values is None else list(values)
+    return sum(a.new_bytes(k, v) for a, v in zip(appenders, values, strict=True)) + (
+        METADATA_MARGIN
+    )
 
 
 def reserve(f: h5py.File, nbytes: int) -> None:

@@ -11,7 +11,11 @@ the other kind), so ParaView shows one array per name. A term that joins pairs o
 mesh dataset "mesh/<term>" of shape (L, 2), the connectors' `mesh/connectors`) adds a line
 block after them, one cell per pair, with its per-frame datasets "<term>/<field>" as cell
 data "<term>_<field>" (zeros on the other cells; the other arrays zero, or NaN for the
-stresses, on its cells). An array whose dataset
+stresses, on its cells). A ragged dataset of node pairs (R, 2) int64 of a term adds a line
+block of this frame's pairs (none: no block), with its group's other ragged datasets of as
+many rows as cell data "<group>_<field>" (every frame has the arrays). A term's per-frame
+dataset no cells show is the frame's field data "<group>_<field>" (rows, width). An array
+whose dataset
 `output.fields` leaves out (an Unwritten in the Frame) is not in the series either. The
 .pvd index is rewritten atomically at most once a second and at the end, so an interrupted
 run leaves a series ParaView can open.
@@ -43,7 +47,16 @@ from rodsim.results.pvd import (
     frame_name,
     is_rodsim_pvd,  # noqa: F401  (documented here before)
 )
-from rodsim.results.vtk_cells import cell_blocks, cell_data, links, or_zeros
+from rodsim.results.vtk_cells import (
+    add_field_data,
+    cell_blocks,
+    cell_data,
+    field_data,
+    link_data,
+    links,
+    or_zeros,
+    ragged_links,
+)
 
 log = logging.getLogger(__name__)
 
@@ -327,11 +340,19 @@ class SeriesWriter:
         if self.pairs is None:  # the linking terms' cells, fixed by the first frame
             self.pairs = links(frame)
             self.cells += [("line", p) for p in self.pairs.values()]
-        cells_data = cell_data(frame, self.n_rods, self.n_plates, self.cells, self.pairs)
-        mesh = meshio.Mesh(frame.position, self.cells, point_data=point_data, cell_data=cells_data)
+        ragged = ragged_links(frame)  # this frame's pairs: a block where there are any
+        cells = self.cells + [("line", p) for p in ragged.values() if len(p)]
+        sets, shown = link_data(frame, self.pairs, ragged)
+        mesh = meshio.Mesh(
+            frame.position,
+            cells,
+            point_data=point_data,
+            cell_data=cell_data(frame, self.n_rods, self.n_plates, cells, sets),
+        )
         tmp = path.with_name(f".{path.name}.partial")
         try:
             mesh.write(tmp, file_format="vtu", binary=True, compression="zlib")
+            add_field_data(tmp, field_data(frame, shown))
             os.replace(tmp, path)
         except BaseException:
             tmp.unlink(missing_ok=True)

@@ -235,8 +235,8 @@ class ResultsWriter:
             # the datasets the file has (a term's: where the model had it, and the layout)
             every = (*FRAME_DATASETS, *TERM_FRAME_DATASETS)
             self.datasets = {d: f[d.path] for d in every if d.path in f}
-            for ds in self.datasets.values():
-                ds.resize(keep, axis=0)
+            for d in self.datasets:
+                storage.resize_frames(f, d, keep)
             previous = f.attrs.get("restarts", "")
             when = f"{_now()}: continued from frame {keep - 1}"
             f.attrs["restarts"] = f"{previous}\n{when}" if previous else when
@@ -254,7 +254,7 @@ class ResultsWriter:
             for name in ("modes", "buckling"):
                 if name in f and int(f[name].attrs.get("step", 0)) >= step:
                     del f[name]
-            self.appenders = {d: storage.Appender(ds) for d, ds in self.datasets.items()}
+            self.appenders = {d: storage.appender(f, d) for d in self.datasets}
             storage.reserve(f, storage.bytes_for_frame(self.appenders.values(), keep))
             f.flush()
         except BaseException as exc:
@@ -310,15 +310,16 @@ class ResultsWriter:
         try:
             if not self.terms_made:
                 self._make_terms(frame.terms)
-            storage.reserve(f, storage.bytes_for_frame(self.appenders.values(), k))
+            values = [_value(frame, d) for d in self.appenders]
+            storage.reserve(f, storage.bytes_for_frame(self.appenders.values(), k, values))
         except OSError as exc:
             raise ResourceError(
                 f"no room for frame {k} ({exc.strerror or exc}); {self._safe()}",
                 file=str(self.path),
             ) from None
         try:
-            for d, appender in self.appenders.items():
-                appender.append(k, _value(frame, d))  # None (no plates): zeros
+            for appender, value in zip(self.appenders.values(), values, strict=True):
+                appender.append(k, value)  # None (no plates): zeros; ragged: no rows
             f.flush()
         except OSError as exc:
             raise ResourceError(
@@ -341,7 +342,8 @@ class ResultsWriter:
         """The datasets the model's terms declare (rodsim.results.layout.TERM_DATASETS), from
         the first frame's values (Frame.terms, keyed by path): the mesh ones written, the
         per-frame ones output.fields keeps created, their size letters (the term's entries)
-        the values' sizes. A model without such terms gives none and writes none."""
+        the values' sizes (a ragged one's first letter excepted: its rows change from frame
+        to frame). A model without such terms gives none and writes none."""
         f = self.file
         for d in TERM_MESH_DATASETS:
             if d.path in values:
@@ -354,9 +356,16 @@ class ResultsWriter:
             wrong = ValueError(f"{d.path}: values of shape {shape}, declared {d.shape}")
             if len(shape) != len(d.shape):
                 raise wrong
-            sizes = {s: n for s, n in zip(d.shape, shape, strict=True) if isinstance(s, str)}
-            if concrete_shape(d.shape, sizes) != shape:
+            lead = 1 if d.ragged else 0  # a ragged one's first letter: this frame's rows only
+            declared = zip(d.shape[lead:], shape[lead:], strict=True)
+            sizes = {s: n for s, n in declared if isinstance(s, str)}
+            if concrete_shape(d.shape[lead:], sizes) != shape[lead:]:
                 raise wrong
+            if d.ragged:
+                made = storage.create_ragged_datasets(f, d, sizes, self.expected_frames, shape[0])
+                self.datasets[d] = made[0]
+                self.appenders[d] = storage.RaggedAppender(*made)
+                continue
             ds = storage.create_frame_dataset(f, d, sizes, self.expected_frames, self.compression)
             self.datasets[d] = ds
             self.appenders[d] = storage.Appender(ds)

@@ -201,9 +201,13 @@ class Term:
                   present: path ("group/name" per frame, group its own; "mesh/name" once per
                   file), shape (per frame, without F; ints and the term's own size letter for
                   its entries, "C" the connectors), units, description, since (the
-                  layout_minor that added it), dtype ("f8" unless "i8"). Its `fields` hook
-                  gives their values keyed by path (mesh ones too) whenever it is present; the
-                  writer, the readers, output.fields and rodsim.Results take them from there
+                  layout_minor that added it), dtype ("f8" unless "i8"), ragged (True: a
+                  per-frame dataset whose rows change in number from frame to frame, its
+                  first size letter those of the frame, e.g. contact pairs ("R", 2); stored
+                  flat with <path>_end, docs/results.md "Ragged datasets", layout 1.10). Its
+                  `fields` hook gives their values keyed by path (mesh ones too; a ragged
+                  one's (n_k, ...) rows of the frame) whenever it is present; the writer, the
+                  readers, output.fields and rodsim.Results take them from there
                   (Frame.terms, Results.terms, ResultsMesh.terms). None: no datasets.
     """
 
