@@ -26,6 +26,39 @@ MOVED = {
 }
 
 
+# names that left an old module for another before the old module itself moved: the old path
+# gives them from there (rodsim.results_format.open_results, moved to the reader in 0.1.0)
+NAMES = {
+    "rodsim.results_format": (
+        "rodsim.results.reader",
+        ("open_results", "read_frame", "frame_count", "layout_version", "run_status",
+         "RunStatus", "incomplete_warning", "quaternion_matrices"),
+    ),
+}  # fmt: skip
+
+
+def _with_names(old: str, module):
+    """A stand-in for module under its old name that also gives the names NAMES moved away."""
+    import importlib
+    import types
+    import warnings
+
+    there, names = NAMES[old]
+
+    class Old(types.ModuleType):
+        def __getattr__(self, name):
+            if name in names:
+                warnings.warn(
+                    f"{old}.{name} is now {there}.{name}", DeprecationWarning, stacklevel=2
+                )
+                return getattr(importlib.import_module(there), name)
+            return getattr(module, name)
+
+    stand_in = Old(old, module.__doc__)
+    stand_in.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+    return stand_in
+
+
 class _Alias:  # a loader (no importlib.abc: it costs 14 ms at every import of rodsim)
     def __init__(self, new: str):
         self.new = new
@@ -41,10 +74,11 @@ class _Alias:  # a loader (no importlib.abc: it costs 14 ms at every import of r
         )
         module = importlib.import_module(self.new)
         self.spec = module.__spec__
-        return module
+        return _with_names(spec.name, module) if spec.name in NAMES else module
 
     def exec_module(self, module):
-        module.__spec__ = self.spec  # the import machinery set the alias's spec on it
+        if module.__name__ == self.spec.name:  # the import machinery set the alias's spec on it
+            module.__spec__ = self.spec
 
 
 class _Finder:  # a meta path finder

@@ -178,6 +178,10 @@ def test_cli_writes_next_to_the_results_by_default(rod):
         ),
         (["--format", "csv", "--frame", "99"], "holds 6 frames (0 to 5, or -6 to -1); got 99"),
         (["--format", "csv", "--table", "plates"], "--table: the results have no plate elements"),
+        (
+            ["--format", "csv", "--table", "contact"],
+            "--table: expected one of nodes, rods, plates (or a term's dataset), got 'contact'",
+        ),
         (["--table", "rods"], "--table is for --format csv"),
         (["--format", "csv", "--history", "beam.end", "--frame", "1"], "without --table"),
         (["--format", "csv", "--set", "solver.t_end=1"], "--set is for --matrices"),

@@ -211,6 +211,21 @@ def test_csv_tables_of_the_fixed_and_the_ragged_datasets(run, tmp_path):
         csv_export.export_csv(run, tmp_path / "e.csv", table="probe/pair_force", envelope=True)
 
 
+def test_the_command_line_writes_a_terms_table(run, tmp_path):
+    """rodsim export --format csv --table <group>/<name>: the same file as the function."""
+    from click.testing import CliRunner
+
+    from rodsim.cli import main
+
+    k = read_results(run).n_frames - 1
+    out = tmp_path / "cli.csv"
+    args = ["export", str(run), "--format", "csv", "--table", "probe/pair_force", "-o", str(out)]
+    result = CliRunner().invoke(main, [*args, "--frame", str(k)])
+    assert result.exit_code == 0, result.output
+    same = csv_export.export_csv(run, tmp_path / "py.csv", table="probe/pair_force", frame=k)
+    assert out.read_text() == same.read_text()
+
+
 def test_the_paraview_series_has_each_frames_pairs_as_line_cells(run, tmp_path):
     pvd, n = export.export_vtk(run, tmp_path / "series")
     r = read_results(run)

@@ -50,9 +50,10 @@ def _listed(options: list) -> str:
 )
 @click.option(
     "--table",
-    type=click.Choice(["nodes", "rods", "plates"]),
     default=None,
-    help="csv: one row per node (the default), rod element or plate element.",
+    help="csv: one row per node (nodes, the default), rod element (rods) or plate element "
+    "(plates), or per entry of a term's datasets: its group (connectors) or one dataset "
+    "(connectors/force); a ragged dataset gives the frame's rows.",
 )
 @click.option(
     "--frame",

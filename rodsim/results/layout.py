@@ -232,23 +232,3 @@ def markdown_table() -> str:
 
 if __name__ == "__main__":
     sys.stdout.write(markdown_table())
-
-
-_MOVED = ("open_results", "read_frame", "frame_count", "layout_version", "run_status")
-_MOVED += ("RunStatus", "incomplete_warning", "quaternion_matrices")
-
-
-def __getattr__(name: str):
-    # the readers moved to rodsim.results.reader (0.x); old imports keep working for a while
-    if name in _MOVED:
-        import warnings
-
-        from rodsim.results import reader as results_reader
-
-        warnings.warn(
-            f"rodsim.results.layout.{name} is now rodsim.results.reader.{name}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(results_reader, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
