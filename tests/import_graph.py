@@ -141,7 +141,7 @@ def violations(graph: dict[str, set[str]], table: dict[str, int]) -> list[str]:
 
 
 def house_map(mods: dict[str, Path], table: dict[str, int]) -> str:
-    """The generated map: per room (as the table names them, by layer), its modules and lines."""
+    """The generated map: per room (as the table names them, by layer), its modules."""
     rooms = sorted(table, key=lambda r: (table[r], r))
     held = {r: [] for r in rooms}
     for m in mods:
@@ -149,12 +149,10 @@ def house_map(mods: dict[str, Path], table: dict[str, int]) -> str:
         best = max(inside, key=len, default=None)
         if best is not None:
             held[best].append(m)
-    lines = ["| layer | room | modules | lines |", "|---|---|---|---|"]
+    lines = ["| layer | room | modules |", "|---|---|---|"]
     for r in rooms:
-        ms = sorted(held[r])
-        total = sum(len(mods[m].read_text(encoding="utf-8").splitlines()) for m in ms)
-        names = ", ".join(m.removeprefix(r).lstrip(".") or "(itself)" for m in ms)
-        lines.append(f"| {table[r]} | `{r}` | {names} | {total} |")
+        names = ", ".join(m.removeprefix(r).lstrip(".") or "(itself)" for m in sorted(held[r]))
+        lines.append(f"| {table[r]} | `{r}` | {names} |")
     return "\n".join(lines)
 
 
