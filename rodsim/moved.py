@@ -2,7 +2,9 @@
 
 ``import rodsim.results_reader`` (or ``from rodsim.results_reader import open_results``) keeps
 working and warns once with a DeprecationWarning naming the new path; the module object is the
-new one, so monkeypatching and identity checks see the same module.
+new one, so monkeypatching and identity checks see the same module. One exception: an old
+module that names moved away before it moved itself (NAMES) is a stand-in, a copy of the new
+module's names plus those: patch the new module, not the stand-in.
 """
 
 import sys
@@ -16,6 +18,7 @@ MOVED = {
     "rodsim.output_lock": "rodsim.results.lock",
     "rodsim.output_guard": "rodsim.results.guard",
     "rodsim.restart": "rodsim.results.restart",
+    "rodsim.output": "rodsim.solvers.output",
     "rodsim.writers": "rodsim.results",
     "rodsim.writers.frame": "rodsim.results.frame",
     "rodsim.writers.vtk": "rodsim.results.vtk",
@@ -70,7 +73,7 @@ class _Alias:  # a loader (no importlib.abc: it costs 14 ms at every import of r
         warnings.warn(
             f"{spec.name} is now {self.new}; the old path will be removed",
             DeprecationWarning,
-            stacklevel=3,
+            stacklevel=2,  # the importing line (the import machinery's frames are skipped)
         )
         module = importlib.import_module(self.new)
         self.spec = module.__spec__

@@ -11,9 +11,10 @@ amplitudes): a view of the arrays the kernels read, which rodsim.controls writes
 
 A State flattens to named arrays (`State.arrays`): x, rot, p, pi, the solver's arrays (ARRAYS)
 under their own names, and each term's state field as ``terms/<term>/<field>``. The restart
-group (rodsim.results.restart) is written and read by walking them, so a term with state restarts
-without a change there. Each solver kind maps its running object to a State and back
-(of_explicit / resume_explicit, ...; rodsim.solvers.SOLVERS wires them): resuming a State
+group (rodsim.results.restart) is written and read by walking them, so a term with state
+restarts without a change there. Each solver kind maps its running object to a State and
+back (rodsim.solvers.capture: of_explicit / resume_explicit, ...; rodsim.solvers.SOLVERS
+wires them): resuming a State
 taken from a run and stepping on gives the steps of that run, bit for bit.
 """
 

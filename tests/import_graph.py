@@ -128,11 +128,23 @@ def layer_of(module: str, table: dict[str, int]) -> int | None:
     return table.get(name) if name == module else None
 
 
+def _floor(package: str, graph, table: dict[str, int]) -> int | None:
+    """The lowest layer of a package's rooms: importing any module of the package runs its
+    __init__ first, so the __init__ may import only what its lowest room may (a package whose
+    typed records sit below its builders: rodsim.case)."""
+    inside = [layer_of(m, table) for m in graph if m.startswith(package + ".")]
+    return min((x for x in inside if x is not None), default=None)
+
+
 def violations(graph: dict[str, set[str]], table: dict[str, int]) -> list[str]:
-    """Every import of a higher layer than the importer's, and every module in no room."""
+    """Every import of a higher layer than the importer's (a package's __init__: than its
+    lowest room's), and every module in no room."""
     out = [f"{m} is in no room of the layer table" for m in graph if layer_of(m, table) is None]
+    packages = {m.rpartition(".")[0] for m in graph if "." in m}
     for m, targets in sorted(graph.items()):
         lm = layer_of(m, table)
+        if m in packages and lm is not None:
+            lm = min(lm, _floor(m, graph, table) or lm)
         for t in sorted(targets):
             lt = layer_of(t, table)
             if lm is not None and lt is not None and lt > lm:

@@ -73,3 +73,25 @@ def test_the_walker_finds_climbs_and_circles_inside_functions(tmp_path):
     assert ig.violations(graph, {"pkg.sub": 2}) == [
         f"{m} is in no room of the layer table" for m in ("pkg", "pkg.high", "pkg.low")
     ]
+
+
+def test_the_walker_reads_relative_imports_and_holds_a_package_init_to_its_lowest_room(
+    tmp_path,
+):
+    """Importing pkg.case.records runs pkg/case/__init__.py first: an __init__ that imports
+    the package's higher builders would pull them under the records' importers."""
+    mods = _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/mesh.py": "from pkg.case import records\n",
+            "pkg/case/__init__.py": "from . import builder\n",
+            "pkg/case/records.py": "",
+            "pkg/case/builder.py": "from ..mesh import x\nfrom .records import y\n",
+        },
+    )
+    graph = ig.imports(mods)
+    assert graph["pkg.case"] == {"pkg.case.builder"}
+    assert graph["pkg.case.builder"] == {"pkg.mesh", "pkg.case.records"}
+    table = {"pkg": 1, "pkg.case.records": 1, "pkg.mesh": 2, "pkg.case": 3}
+    assert ig.violations(graph, table) == ["pkg.case (layer 1) imports pkg.case.builder (layer 3)"]

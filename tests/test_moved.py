@@ -39,6 +39,16 @@ def test_an_old_path_imports_the_new_module_and_warns(old):
         assert same == f"True {new} {new}"
 
 
+def test_the_warning_points_at_the_users_import_and_shows_by_default(tmp_path):
+    """Python shows a DeprecationWarning by default only where __main__ triggers it: the
+    warning names the line of the user's script that imports the old path."""
+    script = tmp_path / "script.py"
+    script.write_text("import rodsim.results_reader\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"{script}:1: DeprecationWarning: rodsim.results_reader is now" in done.stderr
+
+
 def test_every_new_path_exists():
     for new in MOVED.values():
         importlib.import_module(new)

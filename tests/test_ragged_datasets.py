@@ -21,6 +21,7 @@ import pytest
 from conftest import small_cantilever
 
 from rodsim import api
+from rodsim.errors import CaseError
 from rodsim.model import forces
 from rodsim.post import csv_export, export, summary, xdmf_export
 from rodsim.results import arrays, layout, read_results, reader, storage, vtk, vtk_cells, writer  # noqa: F401
@@ -269,3 +270,55 @@ def test_the_xdmf_index_has_a_collection_of_the_pairs(run, tmp_path):
         np.testing.assert_array_equal(cells, want["probe/pair_nodes"])
         force = vtk_to_numpy(block.GetCellData().GetArray("pair_force"))
         np.testing.assert_array_equal(force, want["probe/pair_force"])
+
+
+def test_a_restart_from_an_older_state_cuts_and_rewrites_the_ragged_rows(probe_term, tmp_path):
+    """The restart slots of a short run hold frame 0 and its last frame; pointing `current`
+    at frame 0's slot, the restart drops frames 1 on (the flat rows and their ends cut back
+    to frame 0's) and writes them again: every probe dataset equal, bit for bit, to the
+    uninterrupted run's (docs/restart.md: the explicit scheme continues bit for bit)."""
+    case = tmp_path / "case.yaml"
+    case.write_text(small_cantilever(solver="{dt: 0.001, t_end: 0.3}", output="{interval: 0.1}"))
+    full, h5 = tmp_path / "full.h5", tmp_path / "r.h5"
+    api.run_case(case, full, vtk=False)
+    api.run_case(case, h5, vtk=False)
+    with h5py.File(h5, "r+") as f:
+        g = f["restart"]
+        older = 1 - int(g.attrs["current"])
+        assert g[f"slot{older}"].attrs["frame"] == 0
+        g.attrs["current"] = older
+    api.run_case(case, h5, vtk=False, restart=h5)
+    with h5py.File(full, "r") as a, h5py.File(h5, "r") as b:
+        names = [f"probe/{k}" for k in a["probe"]]
+        assert sorted(names) == sorted(f"probe/{k}" for k in b["probe"])
+        assert len(a["probe/pair_force_end"]) == 4 and a["probe/pair_force_end"][-1] > 0
+        for name in names:
+            assert a[name].dtype == b[name].dtype, name
+            np.testing.assert_array_equal(a[name][()], b[name][()], err_msg=name)
+
+
+def test_ragged_rows_of_no_frames_and_from_the_end(tmp_path):
+    """A file a kill left before its first complete frame has no rows to give (a list of
+    none, as many as its frames); k = -1 is the last frame."""
+    from rodsim.results.dataset import Dataset
+
+    d = Dataset("probe/pair_force", ("R", 3), "probe", "force", "x", ragged=True)
+    with h5py.File(tmp_path / "r.h5", "w") as f:
+        f.create_dataset(d.path, data=np.arange(15.0).reshape(5, 3))
+        f.create_dataset(d.end_path, data=np.array([0, 2, 5]))
+        assert [len(r) for r in reader.ragged_rows(f, d, slice(0, 3))] == [0, 2, 3]
+        assert reader.ragged_rows(f, d, slice(0, 0)) == []
+        np.testing.assert_array_equal(reader.ragged_rows(f, d, -1), f[d.path][2:5])
+        np.testing.assert_array_equal(reader.ragged_rows(f, d, 1), f[d.path][0:2])
+        with pytest.raises(IndexError):
+            reader.ragged_rows(f, d, 3)
+
+
+def test_a_term_table_whose_rows_disagree_is_refused(run, tmp_path):
+    """Two ragged datasets declared with the same rows (R) that differ in a frame: an error
+    naming both, not a table with a column left out."""
+    with h5py.File(run, "r+") as f:
+        end = f["probe/pair_nodes_end"]
+        end[-1] = end[-1] - 1
+    with pytest.raises(CaseError, match="probe/pair_force has .* rows in frame"):
+        csv_export.export_csv(run, tmp_path / "x.csv", table="probe/pair_nodes", frame=-1)

@@ -134,8 +134,8 @@ def _term_datasets(f, table: str) -> list:
 
 def _term_table(f, datasets: list, k: int) -> list:
     """The columns of frame k of a term table: the entry's index, the term's node pairs (a
-    fixed table whose group has its mesh/<group> of as many rows) and each dataset of as many
-    rows as the first, flattened per row."""
+    fixed table whose group has its mesh/<group> of as many rows) and each dataset (declared
+    with the first one's rows: CaseError where the file disagrees), flattened per row."""
     values = [(d, ragged_rows(f, d, k) if d.ragged else f[d.path][k]) for d in datasets]
     n = len(values[0][1])
     columns = [("row", "index", np.arange(n))]
@@ -144,10 +144,15 @@ def _term_table(f, datasets: list, k: int) -> list:
     if not datasets[0].ragged and pairs is not None and pairs.shape[0] == n:
         columns += _columns("node", pairs[()], "index")
     for d, v in values:
-        if len(v) == n:
-            width = int(np.prod(v.shape[1:], dtype=np.int64))
-            v = v.reshape(n, width) if v.ndim > 1 else v  # one value an entry: one column
-            columns += _columns(d.path.partition("/")[2], v, d.units)
+        if len(v) != n:  # declared with the same rows: a file that disagrees is damaged
+            raise CaseError(
+                f"{d.path} has {len(v)} rows in frame {k}, {datasets[0].path} {n}: the file "
+                "is damaged or was written by a faulty term",
+                key="--table",
+            )
+        width = int(np.prod(v.shape[1:], dtype=np.int64))
+        v = v.reshape(n, width) if v.ndim > 1 else v  # one value an entry: one column
+        columns += _columns(d.path.partition("/")[2], v, d.units)
     return columns
 
 

@@ -207,8 +207,8 @@ def _item(values, k: int):
 def read_results(path) -> Results:
     """The results file at path (docs/results.md), its complete frames: CaseError if it is not
     a results file of a layout this rodsim reads. Readable while a run writes it: the frames
-    complete when it was read, a read torn by the writer's flush tried again (rodsim.
-    results_reader.read_live), and a LiveFileWarning saying the run is still writing."""
+    complete when it was read, a read torn by the writer's flush tried again
+    (rodsim.results.reader.read_live), and a LiveFileWarning saying the run is still writing."""
     results = read_live(path, _read_results)
     if results.status.state == "running" and is_live(path):
         last = results.status.last_time

@@ -147,14 +147,18 @@ def ragged_count(f: h5py.File, d: Dataset) -> int:
 
 
 def ragged_rows(f: h5py.File, d: Dataset, k: int | slice):
-    """Frame k's rows of a ragged dataset (n_k, ...); of a slice of frames, a list of them."""
-    if isinstance(k, slice):
-        ends = f[d.end_path][k]
-        first = k.start or 0
-        start = int(f[d.end_path][first - 1]) if first and len(ends) else 0
-        rows = f[d.path][start : int(ends[-1]) if len(ends) else start]
-        return np.split(rows, ends[:-1] - start)
+    """Frame k's rows of a ragged dataset (n_k, ...); of a slice of frames (step 1), a list
+    of them (none for no frames). k counts from the end where negative."""
     end = f[d.end_path]
+    if isinstance(k, slice):
+        frames = range(end.shape[0])[k]
+        if not len(frames):
+            return []
+        ends = end[frames.start : frames.stop]
+        start = int(end[frames.start - 1]) if frames.start else 0
+        rows = f[d.path][start : int(ends[-1])]
+        return np.split(rows, ends[:-1] - start)
+    k = range(end.shape[0])[k]
     return f[d.path][int(end[k - 1]) if k else 0 : int(end[k])]
 
 
