@@ -18,11 +18,13 @@ from rodsim.post.summary import describe
 from rodsim.results.frame import Frame
 from rodsim.results.layout import (
     DATASETS,
-    DISSIPATING,
     FRAME_DATASETS,
     LAYOUT_MINOR,
     SETS,
+    concrete_shape,
+    is_present,
     markdown_table,
+    sizes_of,
 )
 from rodsim.results.reader import (
     frame_count,
@@ -74,60 +76,32 @@ def random_mesh(rng, rods: bool, plates: bool) -> Mesh:
 
 
 def random_frame(rng, mesh: Mesh) -> Frame:
-    """Random numbers in every field; directors as the reader rebuilds them (they are not
-    stored: rotation and mesh/frames are)."""
-    n, e, p = mesh.n_nodes, mesh.n_elements, mesh.n_plates
-    q = rng.normal(size=(n, 4))
+    """Random numbers in every Frame field the dataset table writes, generated from the table
+    (a dataset added to it gets its values here without a change): 0 or 1 for the integer
+    ones, rows of none for the rod fields of a mesh without rods; the rotations unit
+    quaternions and the directors as the reader rebuilds them (they are not stored: rotation
+    and mesh/frames are)."""
+    sizes = sizes_of(mesh)
+    fields = {f.name: f for f in dataclasses.fields(Frame)}
+    values = {}
+    for d in FRAME_DATASETS:
+        field = fields.get(d.source)
+        if field is None or d.term is not None:  # energy/total: Frame derives it
+            continue
+        shape = concrete_shape(d.shape, sizes)
+        if not is_present(d, mesh):
+            if field.default is dataclasses.MISSING:
+                values[d.source] = np.zeros(shape)
+            continue
+        if d.dtype == "i8":
+            v = rng.integers(0, 2, size=shape)
+        else:
+            v = rng.normal(size=shape)
+        values[d.source] = v.item() if shape == () else v
+    q = values["rotation"]
     q /= np.linalg.norm(q, axis=1)[:, None]
-
-    def vec(rows, width=3):
-        return rng.normal(size=(rows, width))
-
-    return Frame(
-        time=rng.normal(),
-        position=vec(n),
-        rotation=q,
-        directors=quaternion_matrices(q) @ mesh.frames,
-        velocity=vec(n),
-        angular_velocity=vec(n),
-        linear_momentum=vec(n),
-        angular_momentum=vec(n),
-        force=vec(e),
-        moment=vec(e),
-        strain=vec(e),
-        curvature=vec(e),
-        kinetic=rng.normal(),
-        internal=rng.normal(),
-        external=rng.normal(),
-        total_linear=vec(1)[0],
-        total_angular=vec(1)[0],
-        dt=rng.normal(),
-        iterations=float(rng.integers(1, 9)),
-        residual=rng.normal(),
-        lowest_eigenvalue=rng.normal(),
-        reaction_force=vec(n),
-        reaction_moment=vec(n),
-        plate_membrane=vec(p) if p else None,
-        plate_bending=vec(p) if p else None,
-        plate_shear=vec(p, 2) if p else None,
-        rod_stress=rng.normal(size=(e, RECOVERY, 3)) if e else None,
-        rod_von_mises=rng.normal(size=(e, RECOVERY)) if e else None,
-        rod_von_mises_max=rng.normal(size=e) if e else None,
-        rod_utilisation=rng.normal(size=e) if e else None,
-        plate_stress=rng.normal(size=(p, 3, 5)) if p else None,
-        plate_von_mises=rng.normal(size=(p, 3)) if p else None,
-        plate_von_mises_max=rng.normal(size=p) if p else None,
-        plate_utilisation=rng.normal(size=p) if p else None,
-        off_schedule=int(rng.integers(0, 2)),
-        step=int(rng.integers(0, 4)),
-        load_factor=rng.normal(),
-        total_time=rng.normal(),
-        external_work=rng.normal(),
-        support_work=rng.normal(),
-        dissipated=rng.normal(),
-        dissipated_by_term=rng.normal(size=len(DISSIPATING)),
-        balance=rng.normal(),
-    )
+    values["directors"] = quaternion_matrices(q) @ mesh.frames
+    return Frame(**values)
 
 
 def write(path, rods=True, plates=True, seed=0):
