@@ -56,8 +56,12 @@ def test_every_new_path_exists():
 
 def test_names_moved_before_their_module_still_import_from_the_old_path():
     sys.modules.pop("rodsim.results_format", None)
-    with pytest.warns(DeprecationWarning, match="results_format.open_results is now"):
+    with pytest.warns(DeprecationWarning) as warned:
         from rodsim.results_format import DATASETS, open_results
+    assert [str(w.message) for w in warned] == [
+        "rodsim.results_format is now rodsim.results.layout; the old path will be removed",
+        "rodsim.results_format.open_results is now rodsim.results.reader.open_results",
+    ]
     assert open_results.__module__ == "rodsim.results.reader"
     from rodsim.results.layout import DATASETS as now
 

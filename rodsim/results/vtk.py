@@ -1,6 +1,5 @@
 """ParaView series (docs/results.md, "The ParaView series"): ``<stem>.pvd`` and one ``.vtu`` per
-frame in
-``<stem>_vtk/``.
+frame in ``<stem>_vtk/``.
 
 Rods are line cells, plates quad and triangle cells after them, in the order of the results
 file. Point data: displacement, velocity, angular_velocity, reaction_force, reaction_moment,
@@ -15,10 +14,9 @@ stresses, on its cells). A ragged dataset of node pairs (R, 2) int64 of a term a
 block of this frame's pairs (none: no block), with its group's other ragged datasets of as
 many rows as cell data "<group>_<field>" (every frame has the arrays). A term's per-frame
 dataset no cells show is the frame's field data "<group>_<field>" (rows, width). An array
-whose dataset
-`output.fields` leaves out (an Unwritten in the Frame) is not in the series either. The
-.pvd index is rewritten atomically at most once a second and at the end, so an interrupted
-run leaves a series ParaView can open.
+whose dataset `output.fields` leaves out (an Unwritten in the Frame) is not in the series
+either. The .pvd index is rewritten atomically at most once a second and at the end, so an
+interrupted run leaves a series ParaView can open.
 
 rodsim moves and deletes only the files it writes: the frame files ``<stem>_NNNNNN.vtu``, its
 ``.reserve`` and ``.partial`` files and its staging folder; any other file in ``<stem>_vtk/``
