@@ -124,7 +124,7 @@ def static_residual(eq: Equilibrium, load: float):
     sd = implicit.step_data(s, eq.x, eq.rot, eq.quat, zero, 1.0, load, load, vr.STATIC)
     rows, _ = s.residual(sd, zero)
     free = np.where(m.fixed, 0.0, rows)
-    reactions = np.where(m.fixed, s.work.reaction.real, 0.0)
+    reactions = np.where(m.fixed, s.reaction(), 0.0)
     reference = max(
         implicit.applied_norm(s, eq.x, eq.rot, load) + implicit.weighted_norm(reactions, s.length),
         1e-300,
@@ -185,8 +185,7 @@ def newton(eq: Equilibrium, load: float, max_iter: int) -> Attempt:
         big = float(np.max(np.linalg.norm(delta[:, 3:], axis=1), initial=0.0))
         if big > ROTATION_LIMIT:
             delta *= ROTATION_LIMIT / big
-        vr.configurations(sd, delta.astype(np.complex128), s.work)
-        _move(eq, s.work.x1.real, s.work.q1.real)
+        _move(eq, *s.configuration(sd, delta))
     eq.x[:], eq.rot[:], eq.quat[:] = saved
     return Attempt(False, len(history) - 1, tuple(history))
 

@@ -24,6 +24,7 @@ from rodsim.integrators.diagnostics import Diagnostics, diagnostics
 from rodsim.integrators.explicit import GROUPS, StateArrays
 from rodsim.integrators.planning import next_split
 from rodsim.integrators.sparsity import Pattern, make_pattern
+from rodsim.integrators.vi_jacobian import static_jacobian
 from rodsim.integrators.vi_state import body_momenta, momenta_after, quaternions, rotations
 from rodsim.integrators.vi_step import step_data
 from rodsim.model import forces
@@ -64,18 +65,47 @@ class Solver:
     floor: float
     work: vr.Work = field(repr=False)
     data: np.ndarray = field(repr=False)
+    # the terms' tangent block indices where every term present has a tangent (the static
+    # Jacobian is then assembled from them: vi_jacobian); None: complex step
+    slots: tuple | None = field(default=None, repr=False)
+    # float64 scratch of the static residuals where the Jacobian is analytic: an equilibrium
+    # then compiles no force kernel in complex128 (work, complex, serves the complex step)
+    real: vr.Work | None = field(default=None, repr=False)
+    used: vr.Work | None = field(default=None, repr=False)
+
+    def scratch(self, sd: vr.StepData) -> vr.Work:
+        """The scratch a residual of sd is evaluated in: float64 for a static one where the
+        Jacobian is analytic, else complex128 (shared with the complex step)."""
+        return self.real if self.real is not None and sd.mode == vr.STATIC else self.work
 
     def residual(self, sd: vr.StepData, xi: np.ndarray):
-        """(rows (N,6) float, post (N,6) float) at xi."""
-        out = np.zeros(xi.shape, dtype=np.complex128)
-        post = np.zeros(xi.shape, dtype=np.complex128)
+        """(rows (N,6) float, post (N,6) float) at xi; the reactions (the replaced balance
+        rows) are then in reaction()."""
+        w = self.used = self.scratch(sd)
+        dtype = w.x1.dtype
+        out = np.zeros(xi.shape, dtype=dtype)
+        post = np.zeros(xi.shape, dtype=dtype)
         m = self.model
-        vr.residual(m.nodes, m.terms, sd, xi.astype(np.complex128), self.work, out, post)
+        vr.residual(m.nodes, m.terms, sd, xi.astype(dtype), w, out, post)
         return out.real.copy(), post.real.copy()
+
+    def reaction(self) -> np.ndarray:
+        """(N,6) the balance rows the last residual replaced by constraints."""
+        return self.used.reaction.real
+
+    def configuration(self, sd: vr.StepData, xi: np.ndarray):
+        """(x (N,3), q (N,4)) of the end configuration g_k tau(xi) (statics: tau(Delta))."""
+        w = self.scratch(sd)
+        vr.configurations(sd, xi.astype(w.x1.dtype), w)
+        return w.x1.real.copy(), w.q1.real.copy()
 
     def matrix(self, sd: vr.StepData, xi: np.ndarray) -> sp.csc_matrix:
         p = self.pattern
         m = self.model
+        n = 6 * self.model.n_nodes
+        if self.slots is not None and sd.mode == vr.STATIC and not np.any(xi):
+            static_jacobian(m.nodes, m.terms, sd, self.slots, p.indptr, p.indices, self.data)
+            return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
         vr.jacobian(
             m.nodes,
             m.terms,
@@ -90,7 +120,6 @@ class Solver:
             EPS,
             self.data,
         )
-        n = 6 * self.model.n_nodes
         return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
 
     def positive_definite(self, sd: vr.StepData, xi: np.ndarray) -> bool:
@@ -189,6 +218,7 @@ def make_solver(model: Model, group: str) -> Solver:
     length = float(np.linalg.norm(extent)) or 1.0
     pattern = make_pattern(forces.coupled_pairs(model.terms), model.n_nodes)
     n_blocks = len(pattern.indices)
+    analytic = forces.analytic_tangent(model.terms)
     return Solver(
         model,
         int(group == "SE3"),
@@ -197,6 +227,8 @@ def make_solver(model: Model, group: str) -> Solver:
         roundoff_floor(model, length),
         vr.make_work(model.terms, model.n_nodes),
         np.zeros((n_blocks, 6, 6)),
+        forces.tangent_slots(model.terms, pattern.indptr, pattern.indices) if analytic else None,
+        vr.make_work(model.terms, model.n_nodes, np.float64) if analytic else None,
     )
 
 

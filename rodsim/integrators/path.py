@@ -96,7 +96,7 @@ class Follower:
         plus the reactions (the equilibrium solver's measure)."""
         eq, s = self.eq, self.eq.solver
         free = np.where(eq.model.fixed, 0.0, rows)
-        reactions = np.where(eq.model.fixed, s.work.reaction.real, 0.0)
+        reactions = np.where(eq.model.fixed, s.reaction(), 0.0)
         applied = abs(load) * implicit.applied_norm(s, eq.x, eq.rot, 1.0)
         reference = max(applied + implicit.weighted_norm(reactions, s.length), 1e-300)
         norm = implicit.weighted_norm(free, s.length)
@@ -112,9 +112,7 @@ def _translations(eq: Equilibrium, d: np.ndarray) -> np.ndarray:
 
 def _move(eq: Equilibrium, sd, d: np.ndarray) -> None:
     s = eq.solver
-    vr.configurations(sd, d.astype(np.complex128), s.work)
-    eq.x[:] = s.work.x1.real
-    q = s.work.q1.real
+    eq.x[:], q = s.configuration(sd, d)
     eq.quat[:] = q / np.linalg.norm(q, axis=1)[:, None]
     implicit.rotations(eq.quat, eq.rot)
 

@@ -105,6 +105,30 @@ def make_resultants(terms: ForceTerms, dtype=np.float64) -> tuple:
     return _buffers(terms, "make_resultants", dtype)
 
 
+def analytic_tangent(terms: ForceTerms) -> bool:
+    """Whether every term present with forces has a tangent hook (the implicit Jacobian is
+    then assembled from them; else by complex step)."""
+    return all(
+        t.tangent is not None
+        for t in TERMS
+        if t.forces is not None and t.present(getattr(terms, t.name))
+    )
+
+
+def tangent_slots(terms: ForceTerms, indptr: np.ndarray, indices: np.ndarray) -> tuple:
+    """Each term's block indices into a Jacobian of BSR structure (indptr, indices) (its
+    tangent_slots), one per term of TERMS (None without a tangent or absent)."""
+    out = []
+    for t in TERMS:
+        own = getattr(terms, t.name)
+        if t.tangent is not None and t.present(own):
+            slots = t.tangent_slots(own, terms, indptr, indices)
+            out.append(np.ascontiguousarray(slots, dtype=np.int64))
+        else:
+            out.append(None)
+    return tuple(out)
+
+
 def coupled_pairs(terms: ForceTerms) -> np.ndarray:
     """(M,2) node pairs whose forces a term couples, term after term (a term without `pairs`
     couples a node only to itself)."""
@@ -212,6 +236,15 @@ add_step_damping.__doc__ = """Add the implicit scheme's damping forces of a step
 tau: each term's Lagrange-d'Alembert forces of the step from its strains `start` at g_k and
 `end` (scratch) at g_k+1 = x1, r1, q1, applied through the midpoint xb, rb, qb; xi the step
 velocity (docs/implicit_scheme.md). Generic over float64 and complex128."""
+
+add_tangents = _sum(
+    "add_tangents",
+    "slots, x, rot, quat, t, k",
+    _write_each("tangent", "slots[{i}], x, rot, quat, t, k"),
+)
+add_tangents.__doc__ = """Add the terms' tangent stiffness blocks K_ab = -d(f_a, tau_a)/d(u_b,
+theta_b) at (x, rot, quat, t) into k (B,6,6) (Term.tangent); slots: one per term of TERMS
+(tangent_slots; None without one). float64."""
 
 set_window = _sum("set_window", "a, b", _write_each("window", "a, b"))
 set_window.__doc__ = """The step [a, b] being taken (NaN: none), for the terms' time functions

@@ -104,6 +104,16 @@ class Term:
                   step_damping(own, state, terms, start, end, res, x1, r1, q1, xb, rb, qb, xi,
                   h, se3, f, tau) adds the Lagrange-d'Alembert forces of the step (strains
                   `start` at g_k, `end` scratch at g_k+1, `res` resultant scratch).
+      tangent     (own, state, terms, slots, x, rot, quat, t, k): add its tangent stiffness
+                  K_ab = -d(f_a, tau_a)/d(u_b, theta_b) (6x6 blocks, spatial increments
+                  delta x = u, delta Lambda = hat(theta) Lambda; material, geometric and load
+                  stiffness) at (x, rot, quat, t) into k (B,6,6), the Jacobian's BSR blocks
+                  (block rows = nodes), at the block indices `slots` (its tangent_slots). The
+                  implicit Jacobian is assembled from these where every present term has one
+                  (rodsim.integrators.vi_jacobian); else by complex step.
+      tangent_slots  tangent_slots(arrays, terms, indptr, indices) -> int64 array: the block
+                  indices its tangent writes, from the BSR structure (sorted column nodes per
+                  row; rodsim.integrators.sparsity.block_index).
       accept      (own, state, terms, x, rot, quat, t): update the term's state after a step
                   is accepted (never inside Newton iterations or a rejected adaptive step).
                   The energy its `forces` returns is that of the trial (a plastic link's
@@ -222,6 +232,8 @@ class Term:
     make_strains: Callable | None = None
     make_resultants: Callable | None = None
     step_damping: Any = None
+    tangent: Any = None
+    tangent_slots: Callable | None = None
     accept: Any = None
     damped: Callable | None = None
     pairs: Callable | None = None
