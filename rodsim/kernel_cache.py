@@ -28,6 +28,9 @@ import hashlib
 import logging
 import os
 import pickle
+import signal
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -217,3 +220,84 @@ def watch(callback: Callable[[Compiling], None]):
         yield _LISTENER.stats
     finally:
         _LISTENER.callbacks.remove(callback)
+
+
+# --- compiling ahead ---------------------------------------------------------------------------
+
+AHEAD_LIMIT = 900.0  # s: a child compiling longer than this is stopped, the parent compiles
+
+
+@dataclass
+class Ahead:
+    """Kernels being compiled into the cache by a forked process (compile_ahead)."""
+
+    pid: int
+    done: bool = False
+
+    def wait(self) -> None:
+        """Return when the child has finished (its kernels are then in the cache); one that
+        is still at work after AHEAD_LIMIT, or when this process is interrupted, is stopped
+        (the caller then compiles what it needs itself)."""
+        if self.done:
+            return
+        self.done = True
+        end = time.monotonic() + AHEAD_LIMIT
+        try:
+            while time.monotonic() < end:
+                if os.waitpid(self.pid, os.WNOHANG)[0]:
+                    return
+                time.sleep(0.01)
+            log.warning("compiling ahead took over %.0f s: stopped", AHEAD_LIMIT)
+        except ChildProcessError:  # already reaped: nothing to wait for
+            return
+        except BaseException:
+            _stop(self.pid)
+            raise
+        _stop(self.pid)
+
+
+def _stop(pid: int) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
+def _cached(dispatcher, types: tuple) -> bool:
+    """Whether dispatcher has an overload for types in memory or in the cache folder."""
+    if types in dispatcher.overloads:
+        return True
+    try:  # numba's own first look when it compiles (Dispatcher.compile)
+        return dispatcher._cache.load_overload(types, dispatcher.targetctx) is not None
+    except Exception:  # an internal that moved: compile ahead anyway
+        return False
+
+
+def compile_ahead(jobs: list[tuple]) -> Ahead | None:
+    """Compile the kernels `jobs` ((dispatcher, argument types) pairs) in a forked process
+    into the cache while this one compiles the rest: a first run's kernel families then
+    compile on two cores. Call Ahead.wait() before calling one of them. None (nothing
+    forked) where every job is cached already, off Linux (fork is unsafe on macOS and absent
+    on Windows), where another Python thread runs (it could hold a lock the child needs: a
+    Dask worker), on one CPU, or with RODSIM_COMPILE_AHEAD=0."""
+    if os.environ.get("RODSIM_COMPILE_AHEAD", "1") == "0" or not sys.platform.startswith("linux"):
+        return None  # macOS: a fork after system frameworks have started is unsafe
+    if len(os.sched_getaffinity(0)) < 2:
+        return None
+    if threading.current_thread() is not threading.main_thread() or threading.active_count() > 1:
+        return None
+    jobs = [(d, tuple(t)) for d, t in jobs if not _cached(d, tuple(t))]
+    if not jobs:
+        return None
+    pid = os.fork()
+    if pid:
+        log.debug("compiling %d kernels ahead in process %d", len(jobs), pid)
+        return Ahead(pid)
+    status = 0  # the child: compile, then leave without the parent's exit handlers
+    try:
+        _LISTENER.callbacks.clear()  # the parent's display is not the child's
+        for dispatcher, types in jobs:
+            dispatcher.compile(types)
+    except BaseException:
+        status = 1
+    finally:
+        os._exit(status)

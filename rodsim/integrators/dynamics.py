@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rodsim import kernel_cache
 from rodsim.errors import NumericalError
 from rodsim.integrators import explicit, ledger
 from rodsim.integrators.diagnostics import Diagnostics, diagnostics
@@ -80,6 +81,8 @@ class Explicit:
     kinks: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     # the energy ledger (rodsim.integrators.ledger; None: nothing can do work, compiled out)
     ledger: "ledger.Ledger | None" = field(default=None, repr=False)
+    # the step kernel compiling in a second process (kernel_cache.compile_ahead)
+    ahead: "kernel_cache.Ahead | None" = field(default=None, repr=False)
 
     @property
     def time(self) -> float:
@@ -140,6 +143,13 @@ def start(
         model.n_elements,
         parallel,
     )
+    # the step kernel, the largest, compiles in a second process while this one compiles
+    # the force evaluation and the ledger (a first run: kernel_cache.compile_ahead)
+    args = (model.nodes, model.terms, run.state, run.settings, run.work, run.ledger)
+    rest = (run.t0, 0, 0)
+    run.ahead = kernel_cache.compile_ahead(
+        [(explicit.advance, tuple(explicit.advance.typeof_pyval(a) for a in (*args, *rest)))]
+    )
     refresh_forces(run)
     return run
 
@@ -193,6 +203,8 @@ def _steps(run: Explicit, cfg: Settings, t0: float, n: int, count: bool = True) 
     m = run.model
     args = (m.nodes, m.terms, run.state, cfg, run.work, run.ledger)
     rest = (float(t0), int(run.step) if count else 0, int(n))
+    if run.ahead is not None:  # compiled in a second process: load it from the cache
+        run.ahead.wait()
     done, status, u, v, max_its, sum_its = _kernel(run, explicit.advance, args, rest)(*rest)
     if count:
         run.step += done

@@ -177,6 +177,17 @@ def _write_forces(terms):
     return [*lines, "return u, v"], _env(held, "forces")
 
 
+def _write_applied(terms):
+    # the APPLIED terms only, chosen at typing time: the elements' kernels are not compiled
+    # where only the loads are wanted (the summary's load totals, before the first step)
+    held = [(i, t) for i, t in present(terms, "forces") if t.role & APPLIED]
+    lines = ["f[:] = 0.0", "tau[:] = 0.0", "u = 0.0", "v = 0.0"]
+    for i, t in held:
+        call = _call(i, t, "forces", "x, rot, quat, t, f, tau")
+        lines += [f"du, dv = {call}", "u += du", "v += dv"]
+    return [*lines, "return u, v"], _env(held, "forces")
+
+
 def _write_forces_parallel(terms):
     held = present(terms, "forces")
     env = _env(held, "forces")
@@ -207,6 +218,9 @@ forces.__doc__ = """forces(terms, x, rot, quat, t, f, tau, select) -> (u, v): ov
 (N,3) with the forces and moments of the terms whose role is in `select` (INTERNAL | APPLIED |
 GROUND) at time t (equilibrium: the load multiplier). Returns (stored energy: elements and
 springs, external potential: gravity). Serial; generic over float64 and complex128."""
+
+applied = _sum("applied", "x, rot, quat, t, f, tau", _write_applied)
+applied.__doc__ = """forces(terms, ..., APPLIED), the other terms left out at typing time."""
 
 forces_parallel = _sum("forces_parallel", "x, rot, quat, t, f, tau, work", _write_forces_parallel)
 forces_parallel.__doc__ = """forces(..., ALL) with the first term's forces on all cores (its
@@ -260,6 +274,11 @@ def _forces(terms, x, rot, quat, t, f, tau, select):
 
 
 @kernel
+def _applied(terms, x, rot, quat, t, f, tau):
+    return applied(terms, x, rot, quat, t, f, tau)
+
+
+@kernel
 def compute_strains(terms, x, rot, quat, out):
     """strains() callable from Python."""
     strains(terms, x, rot, quat, out)
@@ -283,7 +302,10 @@ def _quat(rot):
 
 def _serial(terms: ForceTerms, x, rot, t: float, select: int):
     f, tau = np.zeros_like(x), np.zeros_like(x)
-    u, v = _forces(terms, x, rot, _quat(rot), float(t), f, tau, select)
+    if select == APPLIED:
+        u, v = _applied(terms, x, rot, _quat(rot), float(t), f, tau)
+    else:
+        u, v = _forces(terms, x, rot, _quat(rot), float(t), f, tau, select)
     return f, tau, u, v
 
 
