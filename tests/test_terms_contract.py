@@ -259,9 +259,11 @@ TERM_KERNELS = (
     "rod",
     "rod_viscous",
     "plate_kernels",
+    "plate_tangent",
     "plate_viscous",
     "supports",
     "loads",
+    "load_tangent",
     "connectors",
     "rod_frequencies",
 )
