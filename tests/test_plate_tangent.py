@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from rodsim.model.plate import assemble_plate_forces, make_plates
-from rodsim.model.plate_tangent import add_plate_tangents, block_index, plate_slots
+from rodsim.model.plate_tangent import add_plate_tangents, plate_slots
+from rodsim.model.tangent_blocks import block_index
 
 CS = 1.0e-30
 CS_TOL = 1.0e-10

@@ -6,12 +6,15 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import GROUPS
+from conftest import GROUPS, plate_strip
 from test_implicit import _busy_model, _deformed
 
 from rodsim.integrators import implicit
 from rodsim.integrators import vi_residual as vr
 from rodsim.model import forces
+from rodsim.model.assembly import build_model
+from rodsim.model.loads import NodalLoad, Pressure
+from rodsim.model.plate import make_plates
 
 RNG = np.random.default_rng(5)
 
@@ -37,6 +40,35 @@ def _blocks_agree(solver, sd, xi):
     return worst
 
 
+def _plates(triangles):
+    """A clamped plate strip (quads or triangles) under follower pressure and a follower
+    corner force and moment."""
+    points, frames, conn, _ = plate_strip(3, 2, length=3.0, width=1.0, triangles=triangles)
+    fixed = np.zeros((len(points), 6), dtype=bool)
+    fixed[:3] = True  # the edge x = 0, clamped
+    return build_model(
+        points,
+        frames,
+        np.zeros((0, 2), dtype=np.int64),
+        [],
+        plates=make_plates(conn, points, frames, 1e5, 0.3, 0.05, 1.0, drilling=1e-2),
+        fixed=fixed,
+        loads=[NodalLoad(nodes=[11], force=(0.2, 0.1, 1.0), moment=(0.0, 0.3, 0.0), follower=True)],
+        pressures=[Pressure(elements=np.arange(3), value=2.0)],
+    )
+
+
+def _static(solver, model, scale):
+    if scale:
+        x, rot, quat = _deformed(model, RNG, scale)
+    else:
+        x, rot = model.x0, model.rot0
+        quat = np.empty((model.n_nodes, 4))
+        implicit.quaternions(rot, quat)
+    zero = np.zeros((model.n_nodes, 6))
+    return implicit.step_data(solver, x, rot, quat, zero, 1.0, 0.7, 0.7, vr.STATIC)
+
+
 @pytest.mark.parametrize("group", GROUPS)
 @pytest.mark.parametrize("scale", [0.0, 0.05, 0.3])
 def test_static_jacobian_matches_complex_step(group, scale):
@@ -46,13 +78,20 @@ def test_static_jacobian_matches_complex_step(group, scale):
     model = _busy_model(damping=(0.0, 0.0))
     solver = implicit.make_solver(model, group)
     assert solver.slots is not None, "every term of this model has a tangent"
-    x, rot, quat = _deformed(model, RNG, scale) if scale else (model.x0, model.rot0, None)
-    if quat is None:
-        quat = np.empty((model.n_nodes, 4))
-        implicit.quaternions(rot, quat)
-    sd = implicit.step_data(
-        solver, x, rot, quat, np.zeros((model.n_nodes, 6)), 1.0, 0.7, 0.7, vr.STATIC
-    )
+    sd = _static(solver, model, scale)
+    assert _blocks_agree(solver, sd, np.zeros((model.n_nodes, 6))) < TOL
+
+
+@pytest.mark.parametrize("group", GROUPS)
+@pytest.mark.parametrize("triangles", [False, True])
+@pytest.mark.parametrize("scale", [0.0, 0.1])
+def test_static_plate_jacobian_matches_complex_step(group, triangles, scale):
+    """Plates (quads, triangles; drilling) with follower pressure and a follower corner load,
+    clamped along an edge: unstressed and deformed."""
+    model = _plates(triangles)
+    solver = implicit.make_solver(model, group)
+    assert solver.slots is not None
+    sd = _static(solver, model, scale)
     assert _blocks_agree(solver, sd, np.zeros((model.n_nodes, 6))) < TOL
 
 

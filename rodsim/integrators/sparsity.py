@@ -76,19 +76,3 @@ def make_pattern(conn: np.ndarray, n_nodes: int) -> Pattern:
     return Pattern(
         indptr, indices, indptr.copy(), col_rows, col_blocks, color_ptr, order.astype(np.int64)
     )
-
-
-def block_index(indptr: np.ndarray, indices: np.ndarray, rows, cols) -> np.ndarray:
-    """The BSR block index of each (rows[i], cols[i]) (any shape, broadcast together) in the
-    structure (indptr, indices) (sorted column nodes per row); -1 where rows is -1 (an unused
-    slot). Raises ValueError for a block the structure does not hold."""
-    rows, cols = np.broadcast_arrays(np.asarray(rows, np.int64), np.asarray(cols, np.int64))
-    n = len(indptr) - 1
-    row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
-    keys = row_of * n + indices  # ascending: rows in order, sorted columns within a row
-    used = (rows >= 0) & (cols >= 0)
-    want = np.where(used, rows * n + cols, 0)
-    at = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
-    if len(keys) == 0 or np.any(used & (keys[at] != want)):
-        raise ValueError("a tangent block outside the Jacobian's sparsity pattern")
-    return np.where(used, at, -1).astype(np.int64)

@@ -4,7 +4,7 @@ Same convention as rodsim.model.plate_tangent (docs/theory.md, "Conventions"): s
 increments (u_b, theta_b), K_ab = -d(f_a, tau_a)/d(u_b, theta_b) (6x6, force rows 0:3, moment
 rows 3:6), with (f, tau) what rodsim.model.loads writes, at a fixed time t (the time
 functions' multipliers are constants here). Blocks are added into k (B,6,6) float64 at block
-indices given by slots (rodsim.model.plate_tangent.block_index, plate_slots).
+indices given by slots (rodsim.model.tangent_blocks.block_index, plate_slots).
 
 - Dead nodal forces and moments and gravity do not depend on the configuration: their load
   stiffness is zero, and no kernel is needed for them.
@@ -25,7 +25,8 @@ from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model.loads import _multiplier
 from rodsim.model.plate_kernels import _gradients
-from rodsim.model.plate_tangent import _add_hat, block_index
+from rodsim.model.plate_tangent import _add_hat
+from rodsim.model.tangent_blocks import block_index
 
 
 @kernel

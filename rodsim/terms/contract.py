@@ -113,7 +113,7 @@ class Term:
                   (rodsim.integrators.vi_jacobian); else by complex step.
       tangent_slots  tangent_slots(arrays, terms, indptr, indices) -> int64 array: the block
                   indices its tangent writes, from the BSR structure (sorted column nodes per
-                  row; rodsim.integrators.sparsity.block_index).
+                  row; rodsim.model.tangent_blocks.block_index).
       accept      (own, state, terms, x, rot, quat, t): update the term's state after a step
                   is accepted (never inside Newton iterations or a rejected adaptive step).
                   The energy its `forces` returns is that of the trial (a plastic link's

@@ -9,6 +9,7 @@ import numpy as np
 
 from rodsim.jit import kernel
 from rodsim.lie import so3
+from rodsim.model.load_tangent import add_follower_tangents, follower_slots
 from rodsim.model.loads import external_forces, gravity_forces
 from rodsim.model.timefunc import evaluate_packed
 from rodsim.terms.contract import APPLIED, Term
@@ -21,6 +22,16 @@ def arrays(model):
 @kernel
 def forces(own, state, terms, x, rot, quat, t, f, tau):
     return 0.0, external_forces(own, t, x, rot, terms.rot0, terms.mass, f, tau)
+
+
+@kernel
+def tangent(own, state, terms, slots, x, rot, quat, t, k):
+    # dead forces and moments and gravity have none: only the followers turn with the node
+    add_follower_tangents(own, t, rot, terms.rot0, slots, k)
+
+
+def tangent_slots(ld, terms, indptr, indices) -> np.ndarray:
+    return follower_slots(ld, indptr, indices)
 
 
 def weight(ld, mass, t) -> np.ndarray:
@@ -165,6 +176,8 @@ TERM = Term(
     role=APPLIED,
     arrays=arrays,
     forces=forces,
+    tangent=tangent,
+    tangent_slots=tangent_slots,
     weight=weight,
     conservative=conservative,
     window=window,

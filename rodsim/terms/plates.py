@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rodsim.jit import kernel
-from rodsim.model import plate, plate_kernels, plate_viscous
+from rodsim.model import plate, plate_kernels, plate_tangent, plate_viscous
 from rodsim.terms.contract import INTERNAL, StepShare, Term, step_share
 
 
@@ -40,6 +40,15 @@ def present(pl) -> bool:
 @kernel
 def forces(own, state, terms, x, rot, quat, t, f, tau):
     return plate_kernels.assemble_plate_forces(own, x, rot, f, tau), 0.0
+
+
+@kernel
+def tangent(own, state, terms, slots, x, rot, quat, t, k):
+    plate_tangent.add_plate_tangents(own, x, rot, slots, k)
+
+
+def tangent_slots(pl, terms, indptr, indices) -> np.ndarray:
+    return plate_tangent.plate_slots(pl, indptr, indices)
 
 
 @kernel
@@ -194,6 +203,8 @@ TERM = Term(
     arrays=arrays,
     present=present,
     forces=forces,
+    tangent=tangent,
+    tangent_slots=tangent_slots,
     damping=damping,
     strains=strains,
     make_strains=make_strains,

@@ -6,7 +6,9 @@ import dataclasses
 import numpy as np
 
 from rodsim.jit import kernel
+from rodsim.model.load_tangent import add_pressure_tangents
 from rodsim.model.loads import plate_pressure
+from rodsim.model.plate_tangent import plate_slots
 from rodsim.terms import plates
 from rodsim.terms.contract import APPLIED, Term
 
@@ -23,6 +25,16 @@ def present(ld) -> bool:
 def forces(own, state, terms, x, rot, quat, t, f, tau):
     plate_pressure(own, terms.plates, t, x, rot, f)
     return 0.0, 0.0
+
+
+@kernel
+def tangent(own, state, terms, slots, x, rot, quat, t, k):
+    add_pressure_tangents(own, terms.plates, t, x, rot, slots, k)
+
+
+def tangent_slots(ld, terms, indptr, indices) -> np.ndarray:
+    """The plates' slots: the pressure acts through their corners."""
+    return plate_slots(terms.plates, indptr, indices)
 
 
 def pairs(ld, terms) -> np.ndarray:
@@ -77,6 +89,8 @@ TERM = Term(
     arrays=arrays,
     present=present,
     forces=forces,
+    tangent=tangent,
+    tangent_slots=tangent_slots,
     pairs=pairs,
     conservative=conservative,
     inputs=inputs,
