@@ -90,6 +90,40 @@ def _add_hat(ke, row, col, v):
     ke[row + 2, col + 1] += v[0]
 
 
+@kernel(inline="always")
+def _material(ke, bm, h, c1, c2):
+    """ke = h B^T diag(c1, c2) B for bm = B (6,12)."""
+    for i in range(12):
+        for j in range(i, 12):
+            sij = 0.0
+            for r in range(3):
+                sij += c1[r] * bm[r, i] * bm[r, j] + c2[r] * bm[3 + r, i] * bm[3 + r, j]
+            ke[i, j] = h * sij
+            ke[j, i] = h * sij
+
+
+@kernel(inline="always")
+def _to_spatial(ke, bm, r1):
+    """From the frame of end 1 to spatial components: ke_IJ <- Lambda_1 ke_IJ Lambda_1^T for
+    the 3x3 blocks of ke (12,12), bm_J <- bm_J Lambda_1^T for those of bm (6,12)."""
+    for bi in range(4):
+        for bj in range(4):
+            blk = (
+                ke[3 * bi, 3 * bj], ke[3 * bi, 3 * bj + 1], ke[3 * bi, 3 * bj + 2],
+                ke[3 * bi + 1, 3 * bj], ke[3 * bi + 1, 3 * bj + 1], ke[3 * bi + 1, 3 * bj + 2],
+                ke[3 * bi + 2, 3 * bj], ke[3 * bi + 2, 3 * bj + 1], ke[3 * bi + 2, 3 * bj + 2],
+            )  # fmt: skip
+            out = so3.matmulT(so3.matmul(r1, blk), r1)
+            for i in range(3):
+                for j in range(3):
+                    ke[3 * bi + i, 3 * bj + j] = out[3 * i + j]
+    for bj in range(4):
+        for i in range(6):
+            y = so3.matvec(r1, (bm[i, 3 * bj], bm[i, 3 * bj + 1], bm[i, 3 * bj + 2]))
+            for j in range(3):
+                bm[i, 3 * bj + j] = y[j]
+
+
 @kernel
 def element_tangent(x1, x2, r1, q, h, c1, c2, g0, w0, ke, bm, work):
     """Tangent stiffness ke (12,12) of one element, order (u1, theta1, u2, theta2), spatial
@@ -148,14 +182,7 @@ def element_tangent(x1, x2, r1, q, h, c1, c2, g0, w0, ke, bm, work):
         for i in range(3):
             bm[i, j] = tmp[i, j]
             bm[3 + i, j] = dpsi[i, j] * inv_h
-    # material part h B^T C B
-    for i in range(12):
-        for j in range(i, 12):
-            sij = 0.0
-            for r in range(3):
-                sij += c1[r] * bm[r, i] * bm[r, j] + c2[r] * bm[3 + r, i] * bm[3 + r, j]
-            ke[i, j] = h * sij
-            ke[j, i] = h * sij
+    _material(ke, bm, h, c1, c2)  # h B^T C B
     # geometric part: the variations of the force chain at fixed n_mat, m_mat
     hn1 = so3.hat(n1)
     _mul(hn1, dw, dn1, -1.0, False)  # W x n1
@@ -176,23 +203,7 @@ def element_tangent(x1, x2, r1, q, h, c1, c2, g0, w0, ke, bm, work):
     _add_hat(ke, _U2, _T1, (-n1[0], -n1[1], -n1[2]))
     _rows(ke, _T2, dz, -1.0)
     _add_hat(ke, _T2, _T1, z)
-    # to spatial components: ke_IJ <- Lambda_1 ke_IJ Lambda_1^T, bm_J <- bm_J Lambda_1^T
-    for bi in range(4):
-        for bj in range(4):
-            blk = (
-                ke[3 * bi, 3 * bj], ke[3 * bi, 3 * bj + 1], ke[3 * bi, 3 * bj + 2],
-                ke[3 * bi + 1, 3 * bj], ke[3 * bi + 1, 3 * bj + 1], ke[3 * bi + 1, 3 * bj + 2],
-                ke[3 * bi + 2, 3 * bj], ke[3 * bi + 2, 3 * bj + 1], ke[3 * bi + 2, 3 * bj + 2],
-            )  # fmt: skip
-            out = so3.matmulT(so3.matmul(r1, blk), r1)
-            for i in range(3):
-                for j in range(3):
-                    ke[3 * bi + i, 3 * bj + j] = out[3 * i + j]
-    for bj in range(4):
-        for i in range(6):
-            y = so3.matvec(r1, (bm[i, 3 * bj], bm[i, 3 * bj + 1], bm[i, 3 * bj + 2]))
-            for j in range(3):
-                bm[i, 3 * bj + j] = y[j]
+    _to_spatial(ke, bm, r1)
     return n_mat, m_mat
 
 
