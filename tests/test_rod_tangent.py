@@ -11,7 +11,7 @@ Tolerance BLOCK_TOL = 1e-10 on every 6x6 block, relative to the largest block of
 element (or model): the complex step is exact to round-off, the analytic blocks are exact to
 round-off times the conditioning of the force chain (stiffness ratios EA/EI ~ 1e2 here, lever
 arms ~ h, jl^{-1} near pi ~ 1e1). Measured: <= 1.5e-15, except just above rod._SMALL (half
-angle 1e-3 to ~1e-2), where the ORACLE is off by up to 2e-11: the complex step of the force
+angle 1e-3 to ~1e-2), where the ORACLE is off by up to 3e-11: the complex step of the force
 kernel's closed forms (1 - w)/half^2, (1 - half w/s)/(4 half^2) cancels in its imaginary part
 (eps/half^2), while the analytic blocks are continuous there (1e-15 on the series side).
 1e-10 covers that and still catches any missing term (dropping the two D-terms of
