@@ -31,7 +31,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse.linalg import splu
 
 from rodsim.errors import NumericalError
 from rodsim.integrators import implicit
@@ -179,7 +178,7 @@ def newton(eq: Equilibrium, load: float, max_iter: int) -> Attempt:
             break
         zero = np.zeros((eq.model.n_nodes, 6))
         try:
-            delta = splu(s.matrix(sd, zero)).solve(-rows.ravel()).reshape(-1, 6)
+            delta = s.newton_step(sd, zero, rows)
         except RuntimeError:
             break
         big = float(np.max(np.linalg.norm(delta[:, 3:], axis=1), initial=0.0))

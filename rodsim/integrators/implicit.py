@@ -18,13 +18,13 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from scipy.sparse.linalg import splu
 
 from rodsim.errors import NumericalError
-from rodsim.integrators import adaptive, ledger, ledger_implicit
+from rodsim.integrators import adaptive, banded, ledger, ledger_implicit
 from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import Diagnostics, diagnostics
 from rodsim.integrators.explicit import GROUPS, StateArrays
 from rodsim.integrators.planning import next_split
 from rodsim.integrators.sparsity import Pattern, make_pattern
-from rodsim.integrators.vi_jacobian import static_jacobian
+from rodsim.integrators.vi_jacobian import static_jacobian, stiffness
 from rodsim.integrators.vi_state import body_momenta, momenta_after, quaternions, rotations
 from rodsim.integrators.vi_step import step_data
 from rodsim.model import forces
@@ -72,6 +72,13 @@ class Solver:
     # then compiles no force kernel in complex128 (work, complex, serves the complex step)
     real: vr.Work | None = field(default=None, repr=False)
     used: vr.Work | None = field(default=None, repr=False)
+    # the analytic static Jacobian's band LU (banded: rods), None: SuperLU
+    band: banded.Band | None = field(default=None, repr=False)
+
+    def analytic(self, sd: vr.StepData, xi: np.ndarray) -> bool:
+        """Whether the Jacobian at (sd, xi) is assembled from the terms' tangents (statics
+        at Delta = 0 where every term has one; vi_jacobian), not by complex step."""
+        return self.slots is not None and sd.mode == vr.STATIC and not np.any(xi)
 
     def scratch(self, sd: vr.StepData) -> vr.Work:
         """The scratch a residual of sd is evaluated in: float64 for a static one where the
@@ -103,7 +110,7 @@ class Solver:
         p = self.pattern
         m = self.model
         n = 6 * self.model.n_nodes
-        if self.slots is not None and sd.mode == vr.STATIC and not np.any(xi):
+        if self.analytic(sd, xi):
             static_jacobian(m.nodes, m.terms, sd, self.slots, p.indptr, p.indices, self.data)
             return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
         vr.jacobian(
@@ -122,6 +129,24 @@ class Solver:
         )
         return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
 
+    def newton_step(self, sd: vr.StepData, xi: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The Newton step -J^{-1} rows (N,6) at xi: by the band LU where the Jacobian is
+        analytic and the band narrow, else SuperLU. Raises RuntimeError where J is singular
+        (an unsupported rigid motion)."""
+        b, p = self.band, self.pattern
+        if b is None or not self.analytic(sd, xi):
+            return splu(self.matrix(sd, xi)).solve(-rows.ravel()).reshape(-1, 6)
+        m = self.model
+        static_jacobian(m.nodes, m.terms, sd, self.slots, p.indptr, p.indices, self.data)
+        banded.fill(b.ab, b.kl, b.ku, b.order, self.data, p.indptr, p.indices)
+        if not banded.factor(b.ab, b.kl, b.ku, b.piv):
+            raise RuntimeError("singular Jacobian")
+        z = np.empty_like(rows)
+        z[b.order] = -rows  # node a's rows at its place in the band order
+        z = z.ravel()
+        banded.solve(b.ab, b.kl, b.ku, b.piv, z)
+        return z.reshape(-1, 6)[b.order]
+
     def positive_definite(self, sd: vr.StepData, xi: np.ndarray) -> bool:
         """Whether the symmetric part of the Jacobian at xi, in spatial increments and on the
         free components, is positive definite: in statics the test of a stable equilibrium
@@ -129,9 +154,14 @@ class Solver:
         step, of a step that goes downhill. Banded Cholesky in reverse Cuthill-McKee order.
         """
         m = self.model
-        jac = self.matrix(sd, xi)
         free = np.flatnonzero(~m.fixed.ravel())
-        k = (jac @ spatial_columns(sd.rot, sd.se3))[free][:, free]
+        if self.analytic(sd, xi):  # K itself, in spatial increments
+            p, n = self.pattern, 6 * m.n_nodes
+            stiffness(m.terms, sd, self.slots, self.data)
+            k = sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsr()
+        else:
+            k = self.matrix(sd, xi) @ spatial_columns(sd.rot, sd.se3)
+        k = k[free][:, free]
         sym = ((k + k.T) * 0.5).tocsr()
         if sym.shape[0] == 0:
             return True
@@ -229,6 +259,7 @@ def make_solver(model: Model, group: str) -> Solver:
         np.zeros((n_blocks, 6, 6)),
         forces.tangent_slots(model.terms, pattern.indptr, pattern.indices) if analytic else None,
         vr.make_work(model.terms, model.n_nodes, np.float64) if analytic else None,
+        band=banded.banded(pattern, model.n_nodes) if analytic else None,
     )
 
 

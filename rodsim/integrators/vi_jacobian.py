@@ -37,13 +37,20 @@ def _diagonal(indptr, indices, a):
 
 
 @kernel
+def stiffness(terms, sd, slots, data):
+    """data (B,6,6) = K, the terms' spatial tangent stiffness blocks at sd.x, sd.rot,
+    sd.quat and load multiplier sd.t (no constraint rows): the stability test's matrix."""
+    data[:] = 0.0
+    forces.add_tangents(terms, slots, sd.x, sd.rot, sd.quat, sd.t, data)
+
+
+@kernel
 def static_jacobian(m, terms, sd, slots, indptr, indices, data):
     """data (B,6,6) = dR/dDelta at Delta = 0 of the static residual (module docstring) at the
     configuration sd.x (N,3), sd.rot (N,3,3), sd.quat (N,4) and load multiplier sd.t; slots:
     the terms' block indices (rodsim.model.forces.tangent_slots); (indptr, indices) the BSR
     structure (block rows = nodes). m: the nodes (fixed (N,6), the supported components)."""
-    data[:] = 0.0
-    forces.add_tangents(terms, slots, sd.x, sd.rot, sd.quat, sd.t, data)
+    stiffness(terms, sd, slots, data)
     se3 = sd.se3 == 1
     n = sd.x.shape[0]
     col = np.zeros(3)

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rodsim.jit import kernel
-from rodsim.model import rod, rod_frequencies, rod_viscous
+from rodsim.model import rod, rod_frequencies, rod_tangent, rod_viscous
 from rodsim.terms.contract import INTERNAL, StepShare, Term, step_share
 
 
@@ -36,6 +36,15 @@ def present(el) -> bool:
 @kernel
 def forces(own, state, terms, x, rot, quat, t, f, tau):
     return rod.assemble_forces(own, x, rot, quat, f, tau), 0.0
+
+
+@kernel
+def tangent(own, state, terms, slots, x, rot, quat, t, k):
+    rod_tangent.add_rod_tangents(own, x, rot, quat, slots, k)
+
+
+def tangent_slots(el, terms, indptr, indices) -> np.ndarray:
+    return rod_tangent.rod_slots(el, indptr, indices)
 
 
 @kernel
@@ -162,6 +171,8 @@ TERM = Term(
     arrays=arrays,
     present=present,
     forces=forces,
+    tangent=tangent,
+    tangent_slots=tangent_slots,
     forces_parallel=forces_parallel,
     damping=damping,
     strains=strains,

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rodsim.jit import kernel
-from rodsim.model import supports
+from rodsim.model import support_tangent, supports
 from rodsim.terms.contract import GROUND, StepShare, Term, step_share
 
 
@@ -29,6 +29,15 @@ def present(sp) -> bool:
 @kernel
 def forces(own, state, terms, x, rot, quat, t, f, tau):
     return supports.support_forces(own, x, quat, f, tau), 0.0
+
+
+@kernel
+def tangent(own, state, terms, slots, x, rot, quat, t, k):
+    support_tangent.add_support_tangents(own, x, quat, slots, k)
+
+
+def tangent_slots(sp, terms, indptr, indices) -> np.ndarray:
+    return support_tangent.support_slots(sp, indptr, indices)
 
 
 @kernel
@@ -128,6 +137,8 @@ TERM = Term(
     arrays=arrays,
     present=present,
     forces=forces,
+    tangent=tangent,
+    tangent_slots=tangent_slots,
     damping=damping,
     strains=strains,
     make_strains=make_strains,
