@@ -246,5 +246,5 @@ def test_assembled_chain_with_kinks_and_offsets():
 
 def test_rod_slots_refuses_a_block_outside_the_pattern():
     el, _ = _element(np.zeros(3), False)
-    with pytest.raises(ValueError, match="not in the pattern"):
+    with pytest.raises(ValueError, match="not in the sparsity pattern"):
         rt.rod_slots(el, np.array([0, 1, 2]), np.array([0, 1]))

@@ -3,6 +3,9 @@
 (vi_residual.jacobian), block by block."""
 
 import dataclasses
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,6 +99,42 @@ def test_static_plate_jacobian_matches_complex_step(group, triangles, scale):
 
 
 def test_without_tangent_falls_back_to_complex_step():
-    """A model with a term that has no tangent (here: forced off) keeps the complex step."""
-    model = _busy_model(damping=(0.0, 0.0))
-    assert forces.analytic_tangent(model.terms)
+    """Connectors have no analytic tangent: their model's Jacobian stays the complex step."""
+    from test_term_hooks_modal import _links
+
+    model = _links()
+    assert not forces.analytic_tangent(model.terms)
+    solver = implicit.make_solver(model, "SO3xR3")
+    assert solver.slots is None and solver.real is None
+
+
+NO_COMPLEX = """
+import sys
+from numba.core.registry import CPUDispatcher
+from rodsim.cli.group import main
+
+main(["run", sys.argv[1], "-o", sys.argv[2], "--quiet"], standalone_mode=False)
+typed = [
+    (name, str(sig))
+    for mod in list(sys.modules.values())
+    if getattr(mod, "__name__", "").startswith("rodsim")
+    for name, d in vars(mod).items()
+    if isinstance(d, CPUDispatcher)
+    for sig in d.signatures
+]
+assert len(typed) > 10, "the equilibrium ran compiled kernels"
+print([t for t in typed if "complex" in t[1]])
+"""
+
+
+def test_equilibrium_compiles_no_complex_kernel(tmp_path):
+    """An equilibrium of rods, a clamp and a tip load runs without a complex128 kernel: the
+    complex step is neither compiled nor loaded (fresh process)."""
+    case = Path(__file__).resolve().parents[1] / "inputs/cantilever_tip/cantilever_tip.yaml"
+    out = subprocess.run(
+        [sys.executable, "-c", NO_COMPLEX, str(case), str(tmp_path / "r.h5")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
