@@ -264,6 +264,8 @@ TERM_KERNELS = (
     "loads",
     "connectors",
     "rod_frequencies",
+    "rod_tangent",  # the rods' and supports' tangent blocks (issue 36): their own kernels
+    "support_tangent",
 )
 # modules that still read term arrays, each with the reason; the list may only shrink
 ALLOWED = {
