@@ -25,6 +25,7 @@ from rodsim.integrators.explicit import GROUPS, StateArrays
 from rodsim.integrators.planning import next_split
 from rodsim.integrators.sparsity import Pattern, make_pattern
 from rodsim.integrators.vi_jacobian import static_jacobian
+from rodsim.integrators.vi_jacobian_dynamic import dynamic_jacobian, rates_undamped
 from rodsim.integrators.vi_state import body_momenta, momenta_after, quaternions, rotations
 from rodsim.integrators.vi_step import step_data
 from rodsim.model import forces
@@ -72,6 +73,10 @@ class Solver:
     # then compiles no force kernel in complex128 (work, complex, serves the complex step)
     real: vr.Work | None = field(default=None, repr=False)
     used: vr.Work | None = field(default=None, repr=False)
+    # the terms' tangent blocks (B,6,6) of the dynamic Jacobian, which is assembled from them
+    # (vi_jacobian_dynamic) where slots is set and no damping but the mass damping acts
+    # (rates_undamped); None: the complex step serves dynamic steps
+    kbuf: np.ndarray | None = field(default=None, repr=False)
 
     def scratch(self, sd: vr.StepData) -> vr.Work:
         """The scratch a residual of sd is evaluated in: float64 for a static one where the
@@ -105,6 +110,14 @@ class Solver:
         n = 6 * self.model.n_nodes
         if self.slots is not None and sd.mode == vr.STATIC and not np.any(xi):
             static_jacobian(m.nodes, m.terms, sd, self.slots, p.indptr, p.indices, self.data)
+            return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
+        dynamic = self.slots is not None and self.kbuf is not None
+        if dynamic and sd.mode == vr.DYNAMIC and not sd.conserve:
+            xr = np.ascontiguousarray(xi, dtype=np.float64)
+            dynamic_jacobian(
+                m.nodes, m.terms, sd, xr, self.real, self.slots, p.indptr, p.indices, self.kbuf,
+                self.data,
+            )  # fmt: skip
             return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
         vr.jacobian(
             m.nodes,
@@ -219,6 +232,7 @@ def make_solver(model: Model, group: str) -> Solver:
     pattern = make_pattern(forces.coupled_pairs(model.terms), model.n_nodes)
     n_blocks = len(pattern.indices)
     analytic = forces.analytic_tangent(model.terms)
+    dynamic = analytic and rates_undamped(model.terms)
     return Solver(
         model,
         int(group == "SE3"),
@@ -229,6 +243,7 @@ def make_solver(model: Model, group: str) -> Solver:
         np.zeros((n_blocks, 6, 6)),
         forces.tangent_slots(model.terms, pattern.indptr, pattern.indices) if analytic else None,
         vr.make_work(model.terms, model.n_nodes, np.float64) if analytic else None,
+        kbuf=np.zeros((n_blocks, 6, 6)) if dynamic else None,
     )
 
 

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rodsim.jit import kernel
-from rodsim.model import rod, rod_frequencies, rod_viscous
+from rodsim.model import rod, rod_frequencies, rod_tangent, rod_viscous
 from rodsim.terms.contract import INTERNAL, StepShare, Term, step_share
 
 
@@ -71,6 +71,15 @@ def step_damping(own, state, terms, start, end, res, x1, r1, q1, xb, rb, qb, xi,
             res.n[e, k] = c * own.c1[e, k] * (end.gamma[e, k] - start.gamma[e, k])
             res.m[e, k] = c * own.c2[e, k] * (end.omega[e, k] - start.omega[e, k])
     rod_viscous.resultant_forces(own, xb, rb, qb, res.n, res.m, f, tau)
+
+
+@kernel
+def tangent(own, state, terms, slots, x, rot, quat, t, k):
+    rod_tangent.add_rod_tangents(own, x, rot, quat, slots, k)
+
+
+def tangent_slots(el, terms, indptr, indices) -> np.ndarray:
+    return rod_tangent.rod_slots(el, indptr, indices)
 
 
 def make_strains(el, dtype=np.float64) -> RodStrains:
@@ -168,6 +177,8 @@ TERM = Term(
     make_strains=make_strains,
     make_resultants=make_resultants,
     step_damping=step_damping,
+    tangent=tangent,
+    tangent_slots=tangent_slots,
     damped=damped,
     pairs=pairs,
     fields=fields,

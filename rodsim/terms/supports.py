@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rodsim.jit import kernel
-from rodsim.model import supports
+from rodsim.model import support_tangent, supports
 from rodsim.terms.contract import GROUND, StepShare, Term, step_share
 
 
@@ -45,6 +45,15 @@ def strains(own, state, terms, x, rot, quat, out):
 def step_damping(own, state, terms, start, end, res, x1, r1, q1, xb, rb, qb, xi, h, se3, f, tau):
     supports.support_strains(own, x1, q1, end.u, end.psi)
     supports.support_step_damping(own, start.u, start.psi, end.u, end.psi, qb, h, f, tau)
+
+
+@kernel
+def tangent(own, state, terms, slots, x, rot, quat, t, k):
+    support_tangent.add_support_tangents(own, x, quat, slots, k)
+
+
+def tangent_slots(sp, terms, indptr, indices) -> np.ndarray:
+    return support_tangent.support_slots(sp, indptr, indices)
 
 
 def make_strains(sp, dtype=np.float64) -> SupportStrains:
@@ -132,6 +141,8 @@ TERM = Term(
     strains=strains,
     make_strains=make_strains,
     step_damping=step_damping,
+    tangent=tangent,
+    tangent_slots=tangent_slots,
     damped=damped,
     fields=fields,
     stable_step=stable_step,
