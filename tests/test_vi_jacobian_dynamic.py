@@ -123,6 +123,7 @@ def test_node_factors(group, size):
     vjd.node_factors(
         model.mass, model.inertia, sd.rot, w.rb, f, tau, xi, h, se3, alpha, rows, sbar, diag
     )
+    worst = 0.0
     wc = vr.make_work(model.terms, n)
     out = np.zeros((n, 6), complex)
     post = np.zeros((n, 6), complex)
@@ -135,7 +136,7 @@ def test_node_factors(group, size):
             u = wc.xb[a].imag / EPS
             dr = wc.rb[a].imag / EPS @ wc.rb[a].real.T
             theta = np.array([dr[2, 1], dr[0, 2], dr[1, 0]])
-            assert _rel([sbar[a, :, j]], [np.r_[u, theta]]) < TOL_NODE
+            worst = max(worst, _rel([sbar[a, :, j]], [np.r_[u, theta]]))
             # the balance at fixed spatial forces (rb moves: the G term rides along), with
             # the mass damping -alpha m v (turned by rb on SE3) added to f as the residual does
             v = xc[a, :3]
@@ -146,7 +147,7 @@ def test_node_factors(group, size):
             vr._dynamic_rows(model.nodes, sd, xc, wc, out, post)
             ref = out[a].imag / EPS
             # the analytic: Diag's column j without K (forces fixed): diag[a][:, j]
-            assert _rel([diag[a, :, j]], [ref]) < TOL_NODE, (a, j)
+            worst = max(worst, _rel([diag[a, :, j]], [ref]))
         # Rows = h T Q diag(P^T, rb^T): the balance's derivative in the spatial forces
         for j in range(6):
             wc.f[:] = f
@@ -159,7 +160,9 @@ def test_node_factors(group, size):
             else:
                 wc.tau[a, j - 3] += -1j * EPS
             vr._dynamic_rows(model.nodes, sd, xi.astype(complex), wc, out, post)
-            assert _rel([rows[a, :, j]], [out[a].imag / EPS]) < TOL_NODE
+            worst = max(worst, _rel([rows[a, :, j]], [out[a].imag / EPS]))
+    print(f"{group} |p| ~ {size}: node factors' max relative error {worst:.1e}")
+    assert worst < TOL_NODE
 
 
 def _undamped_model(alpha=0.0, prescribed_translation=True, follower=True):

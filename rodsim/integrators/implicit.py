@@ -1,7 +1,9 @@
 """Driving the implicit Cayley VI: sparse pattern, Newton, steps, and the running integration.
 
-The residual and its complex-step Jacobian are numba kernels (rodsim.integrators.vi_residual);
-this module owns the sparse linear algebra (scipy.sparse BSR blocks of 6x6, SuperLU) and the
+The residual and its complex-step Jacobian are numba kernels (rodsim.integrators.vi_residual),
+and so are the Jacobians assembled from the terms' tangents where they all have one
+(vi_jacobian: statics, vi_jacobian_dynamic: dynamics without strain-rate damping); this module
+owns the sparse linear algebra (scipy.sparse BSR blocks of 6x6, SuperLU) and the
 Python-side bookkeeping, so that run.py can step a model frame by frame exactly as it steps the
 explicit scheme.
 """
