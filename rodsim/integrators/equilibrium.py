@@ -227,7 +227,7 @@ def continuation(eq: Equilibrium, load: float, first_rel: float):
             h *= 0.25
             continue
         cuts = 0
-        w = s.work
+        w = s.used  # the pseudo step's last residual
         _move(eq, w.xb.real, w.qb.real)
         if m.prescribed.node.shape[0]:  # the midpoint is half-way: put supports on target
             impose(m.prescribed, load, m.x0, m.rot0, eq.x, eq.rot)

@@ -1,7 +1,9 @@
 """Driving the implicit Cayley VI: sparse pattern, Newton, steps, and the running integration.
 
-The residual and its complex-step Jacobian are numba kernels (rodsim.integrators.vi_residual);
-this module owns the sparse linear algebra (scipy.sparse BSR blocks of 6x6, SuperLU) and the
+The residual and its complex-step Jacobian are numba kernels (rodsim.integrators.vi_residual),
+and so are the Jacobians assembled from the terms' tangents where they all have one
+(vi_jacobian: statics, vi_jacobian_dynamic: dynamics without strain-rate damping); this module
+owns the sparse linear algebra (scipy.sparse BSR blocks of 6x6, SuperLU) and the
 Python-side bookkeeping, so that run.py can step a model frame by frame exactly as it steps the
 explicit scheme.
 """
@@ -25,6 +27,7 @@ from rodsim.integrators.explicit import GROUPS, StateArrays
 from rodsim.integrators.planning import next_split
 from rodsim.integrators.sparsity import Pattern, make_pattern
 from rodsim.integrators.vi_jacobian import static_jacobian, stiffness
+from rodsim.integrators.vi_jacobian_dynamic import dynamic_jacobian, rates_undamped
 from rodsim.integrators.vi_state import body_momenta, momenta_after, quaternions, rotations
 from rodsim.integrators.vi_step import step_data
 from rodsim.model import forces
@@ -74,16 +77,21 @@ class Solver:
     used: vr.Work | None = field(default=None, repr=False)
     # the analytic static Jacobian's band LU (banded: rods), None: SuperLU
     band: banded.Band | None = field(default=None, repr=False)
+    # the terms' tangent blocks (B,6,6) of the dynamic Jacobian, which is assembled from them
+    # (vi_jacobian_dynamic) where slots is set and no damping but the mass damping acts
+    # (rates_undamped); None: the complex step serves dynamic steps
+    kbuf: np.ndarray | None = field(default=None, repr=False)
 
     def analytic(self, sd: vr.StepData, xi: np.ndarray) -> bool:
-        """Whether the Jacobian at (sd, xi) is assembled from the terms' tangents (statics
-        at Delta = 0 where every term has one; vi_jacobian), not by complex step."""
+        """Whether the static Jacobian at (sd, xi) is assembled from the terms' tangents
+        (statics at Delta = 0 where every term has one; vi_jacobian), not by complex step."""
         return self.slots is not None and sd.mode == vr.STATIC and not np.any(xi)
 
     def scratch(self, sd: vr.StepData) -> vr.Work:
-        """The scratch a residual of sd is evaluated in: float64 for a static one where the
-        Jacobian is analytic, else complex128 (shared with the complex step)."""
-        return self.real if self.real is not None and sd.mode == vr.STATIC else self.work
+        """The scratch a residual of sd is evaluated in: float64 where the Jacobian of its
+        kind (static, dynamic) is analytic, else complex128 (shared with the complex step)."""
+        real = self.kbuf is not None if sd.mode == vr.DYNAMIC else self.real is not None
+        return self.real if real else self.work
 
     def residual(self, sd: vr.StepData, xi: np.ndarray):
         """(rows (N,6) float, post (N,6) float) at xi; the reactions (the replaced balance
@@ -112,6 +120,14 @@ class Solver:
         n = 6 * self.model.n_nodes
         if self.analytic(sd, xi):
             static_jacobian(m.nodes, m.terms, sd, self.slots, p.indptr, p.indices, self.data)
+            return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
+        dynamic = self.slots is not None and self.kbuf is not None
+        if dynamic and sd.mode == vr.DYNAMIC and not sd.conserve:
+            xr = np.ascontiguousarray(xi, dtype=np.float64)
+            dynamic_jacobian(
+                m.nodes, m.terms, sd, xr, self.real, self.slots, p.indptr, p.indices, self.kbuf,
+                self.data,
+            )  # fmt: skip
             return sp.bsr_matrix((self.data, p.indices, p.indptr), shape=(n, n)).tocsc()
         vr.jacobian(
             m.nodes,
@@ -249,6 +265,7 @@ def make_solver(model: Model, group: str) -> Solver:
     pattern = make_pattern(forces.coupled_pairs(model.terms), model.n_nodes)
     n_blocks = len(pattern.indices)
     analytic = forces.analytic_tangent(model.terms)
+    dynamic = analytic and rates_undamped(model.terms)
     return Solver(
         model,
         int(group == "SE3"),
@@ -260,6 +277,7 @@ def make_solver(model: Model, group: str) -> Solver:
         forces.tangent_slots(model.terms, pattern.indptr, pattern.indices) if analytic else None,
         vr.make_work(model.terms, model.n_nodes, np.float64) if analytic else None,
         band=banded.banded(pattern, model.n_nodes) if analytic else None,
+        kbuf=np.zeros((n_blocks, 6, 6)) if dynamic else None,
     )
 
 
@@ -424,8 +442,8 @@ def take_step(run: Implicit, t: float | None = None, h: float | None = None) -> 
     if not result.converged:
         return result
     if run.ledger is not None:  # the step's work and dissipation, from its start state
-        ledger_implicit.accept(run, sd, xi, s.work.f, s.work.tau, t + h)
-    w = s.work
+        ledger_implicit.accept(run, sd, xi, s.used.f, s.used.tau, t + h)
+    w = s.used
     st.x[:] = w.x1.real
     q = w.q1.real
     run.quat[:] = q / np.linalg.norm(q, axis=1)[:, None]

@@ -18,6 +18,7 @@ from scipy.sparse.linalg import splu
 
 from rodsim.integrators import banded
 from rodsim.integrators import vi_residual as vr
+from rodsim.integrators.vi_jacobian_dynamic import dynamic_jacobian
 from rodsim.jit import kernel
 from rodsim.model import forces as fterms
 
@@ -219,10 +220,17 @@ def newton(m, terms, sd, xi, w, out, post, ab, kl, ku, piv, order, length, targe
 
 def form(solver, lin: Linear, sd, xi, w, out, post) -> bool:
     """A new Jacobian at xi (without the energy correction, which couples every node) into
-    solver.data, factorised; False if singular."""
+    solver.data, factorised; False if singular. Assembled from the terms' tangents where the
+    solver can (Solver.kbuf), else by forward differences."""
     lin.formed += 1
     lin.h = sd.h
     p, m = solver.pattern, solver.model
+    if solver.kbuf is not None:  # exact, from the terms' tangents (vi_jacobian_dynamic)
+        dynamic_jacobian(
+            m.nodes, m.terms, sd._replace(conserve=0), xi, w, solver.slots, p.indptr,
+            p.indices, solver.kbuf, solver.data,
+        )  # fmt: skip
+        return factorise(solver, lin)
     jacobian(
         m.nodes, m.terms, sd._replace(conserve=0), xi, w, out, post, lin.base, p.color_ptr,
         p.color_nodes, p.col_ptr, p.col_rows, p.col_blocks, solver.data,
