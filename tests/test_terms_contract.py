@@ -266,8 +266,9 @@ TERM_KERNELS = (
     "load_tangent",
     "connectors",
     "rod_frequencies",
-    "rod_tangent",  # the rods' and supports' tangent blocks (issue 36): their own kernels
-    "support_tangent",
+    "rod_tangent",  # the rods', supports' and connectors' tangent blocks (issue 36): their
+    "support_tangent",  # own kernels
+    "connector_tangent",
 )
 # modules that still read term arrays, each with the reason; the list may only shrink
 ALLOWED = {

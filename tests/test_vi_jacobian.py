@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from conftest import GROUPS, plate_strip
 from test_implicit import _busy_model, _deformed
+from test_term_hooks_modal import _links
+from test_user_terms import STATIC, _ground
 
 from rodsim.integrators import implicit
 from rodsim.integrators import vi_residual as vr
@@ -18,6 +20,7 @@ from rodsim.model import forces
 from rodsim.model.assembly import build_model
 from rodsim.model.loads import NodalLoad, Pressure
 from rodsim.model.plate import make_plates
+from rodsim.terms import user as user_terms
 
 RNG = np.random.default_rng(5)
 
@@ -98,14 +101,28 @@ def test_static_plate_jacobian_matches_complex_step(group, triangles, scale):
     assert _blocks_agree(solver, sd, np.zeros((model.n_nodes, 6))) < TOL
 
 
-def test_without_tangent_falls_back_to_complex_step():
-    """Connectors have no analytic tangent: their model's Jacobian stays the complex step."""
-    from test_term_hooks_modal import _links
-
+@pytest.mark.parametrize("group", GROUPS)
+@pytest.mark.parametrize("scale", [0.0, 0.05, 0.3])
+def test_static_connector_jacobian_matches_complex_step(group, scale):
+    """Two rods joined by connectors of every kind in both frames (test_term_hooks_modal's
+    _links: springs global and node, plastic in node a's frame, a taut cable and strut;
+    their dashpots do not enter the static Jacobian): at the reference, mildly and strongly
+    deformed (the plastic link yields there, from the initial committed state)."""
     model = _links()
+    solver = implicit.make_solver(model, group)
+    assert solver.slots is not None, "every term of this model has a tangent"
+    sd = _static(solver, model, scale)
+    assert _blocks_agree(solver, sd, np.zeros((model.n_nodes, 6))) < TOL
+
+
+def test_without_tangent_falls_back_to_complex_step():
+    """A model with a term that has no tangent (a user term: a spring to the ground written
+    in Python) keeps the complex step (no block slots)."""
+    prep, term = _ground(STATIC, damping=None)
+    model = user_terms.attach(prep.setup.model, [term])
     assert not forces.analytic_tangent(model.terms)
-    solver = implicit.make_solver(model, "SO3xR3")
-    assert solver.slots is None and solver.real is None
+    assert implicit.make_solver(model, GROUPS[0]).slots is None
+    assert forces.analytic_tangent(prep.setup.model.terms)  # without it: analytic
 
 
 NO_COMPLEX = """

@@ -41,7 +41,8 @@ jl^{-1}(psi_g) (omega_b - omega_a) (global); in the implicit scheme the discrete
 (u_k+1 - u_k) / h, (psi_k+1 - psi_k) / h through the map at the step's midpoint.
 
 Every kernel is generic over float64 and complex128 (branches on real parts only), so the
-implicit Jacobian differentiates them by complex step.
+complex step differentiates them (the tests' oracle); the implicit Jacobian takes their exact
+tangent from rodsim.model.connector_tangent.
 """
 
 from collections.abc import Sequence

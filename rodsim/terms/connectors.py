@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rodsim.jit import kernel
-from rodsim.model import connectors
+from rodsim.model import connector_tangent, connectors
 from rodsim.terms.contract import INTERNAL, StepShare, Term, step_share
 
 NAME = "connectors"
@@ -39,6 +39,15 @@ def initial_state(cn):
 @kernel
 def forces(own, state, terms, x, rot, quat, t, f, tau):
     return connectors.connector_forces(own, state, x, rot, quat, f, tau), 0.0
+
+
+@kernel
+def tangent(own, state, terms, slots, x, rot, quat, t, k):
+    connector_tangent.add_connector_tangents(own, state, x, rot, quat, slots, k)
+
+
+def tangent_slots(cn, terms, indptr, indices) -> np.ndarray:
+    return connector_tangent.connector_slots(cn, indptr, indices)
 
 
 @kernel
@@ -316,6 +325,8 @@ TERM = Term(
     arrays=arrays,
     present=present,
     forces=forces,
+    tangent=tangent,
+    tangent_slots=tangent_slots,
     damping=damping,
     strains=strains,
     make_strains=make_strains,
