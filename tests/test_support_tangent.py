@@ -143,5 +143,5 @@ def test_skew_part_is_the_moment(angle):
 
 def test_support_slots_refuses_a_node_outside_the_pattern():
     sp, _, _ = _model(0.0, "global")
-    with pytest.raises(ValueError, match="not in the pattern"):
+    with pytest.raises(ValueError, match="not in the sparsity pattern"):
         stan.support_slots(sp, np.array([0, 1, 2, 2]), np.array([0, 1]))

@@ -161,12 +161,18 @@ def test_run_case_writes_the_supports_results(tmp_path):
 
 def test_modes_are_the_supports():
     """rodsim.modes with a user term: its tangent and its damping at the reference (complex
-    step) are the supports' exactly here, so are the modes and their damping ratios."""
+    step) are the supports' here (their analytic tangent), so are the modes and their
+    damping ratios: both tangents are exact to round-off (1e-15 of the largest block), the
+    modes then to round-off times the eigenproblem's conditioning (1e-10 leaves five
+    decades)."""
     prep, term = _ground(IMPLICIT)
     a = rodsim.modes(rodsim.case_from_yaml(CASE + SUPPORTS + IMPLICIT), count=4)
     b = rodsim.modes(prep, count=4, terms=[term])
-    assert np.array_equal(a.frequency, b.frequency)
-    assert np.array_equal(a.damping_ratio, b.damping_ratio) and np.all(b.damping_ratio > 0.0)
+    np.testing.assert_allclose(b.frequency, a.frequency, rtol=1e-10)
+    # an undamped mode's ratio is round-off (1e-32): compared against the largest one
+    scale = a.damping_ratio.max()
+    np.testing.assert_allclose(b.damping_ratio, a.damping_ratio, rtol=1e-10, atol=1e-10 * scale)
+    assert np.all(b.damping_ratio > 0.0)
 
 
 def test_another_function_reuses_the_compiled_scheme():
