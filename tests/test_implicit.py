@@ -171,7 +171,7 @@ def test_legendre_transforms_match_finite_differences(group):
     xi = RNG.normal(size=(model.n_nodes, 6)) * 0.5
     sd = implicit.step_data(solver, x0, r0, q0, np.zeros((model.n_nodes, 6)), h, 0.0, h, vr.DYNAMIC)
     rows, post = solver.residual(sd, xi)  # with P_k = 0: rows = -D1 L_d, spatial
-    x1, r1 = solver.work.x1.real.copy(), solver.work.r1.real.copy()
+    x1, r1 = solver.used.x1.real.copy(), solver.used.r1.real.copy()  # the scratch it used
     p1, pi1 = np.zeros((model.n_nodes, 3)), np.zeros((model.n_nodes, 3))
     implicit.momenta_after(r0, xi, post, h, solver.se3, np.zeros_like(model.fixed), p1, pi1)
 
