@@ -288,7 +288,7 @@ def test_node_maps_with_oracle_tangents(group, scale, alpha):
     term, tangent hook or not): node_maps against vi_residual.jacobian, block by block.
     Checks the chain rule independently of the terms' tangents."""
     model, solver, sd, xi = _dynamic_case(group, scale, alpha)
-    assert vjd.rates_undamped(model.terms)
+    assert vjd.damping_analytic(model.terms)
     p, n = solver.pattern, model.n_nodes
     w = vr.make_work(model.terms, n, np.float64)
     vr.configurations(sd, xi, w)
@@ -298,27 +298,28 @@ def test_node_maps_with_oracle_tangents(group, scale, alpha):
     vjd.node_maps(
         model.nodes.mass, model.nodes.inertia, model.nodes.fixed, sd.rot, sd.rot_prescribed,
         w.rb, w.f, w.tau, xi, sd.h, solver.se3 == 1, model.terms.alpha, p.indptr, p.indices,
-        kbuf, data,
+        kbuf, None, data,
     )  # fmt: skip
     worst = _worst(data, _complex_blocks(solver, sd, xi), p)
     print(f"{group} scale {scale} alpha {alpha}: max relative block error {worst:.2e}")
     assert worst < TOL
 
 
-def test_rates_undamped_rule():
-    """Mass damping alone keeps the analytic path; strain-rate damping or dashpots do not."""
-    assert vjd.rates_undamped(_undamped_model(0.5).terms)
+def test_damping_analytic_rule():
+    """Mass damping, the rods' strain-rate damping and dashpots keep the analytic path (their
+    blocks: node_factors, step_damping_tangent; tests/test_damping_tangent.py)."""
+    assert vjd.damping_analytic(_undamped_model(0.5).terms)
     from test_implicit import _busy_model
 
-    assert not vjd.rates_undamped(_busy_model(damping=(0.0, 0.0)).terms)  # dashpots
+    assert vjd.damping_analytic(_busy_model(damping=(0.0, 0.0)).terms)  # dashpots
     model = _undamped_model(0.0)
     damped = dataclasses.replace(model, beta=0.01)
-    assert not vjd.rates_undamped(forces.make_terms(damped))
+    assert vjd.damping_analytic(forces.make_terms(damped))
 
 
 def _with_tangents(solver):
     """The solver, whose Jacobians are assembled from the terms' tangents (every term of
-    these models has one, and no damping but the mass damping acts)."""
+    these models has one, and every damping that acts has blocks)."""
     assert solver.slots is not None and solver.kbuf is not None
     return solver
 

@@ -2,10 +2,10 @@
 
 The residual and its complex-step Jacobian are numba kernels (rodsim.integrators.vi_residual),
 and so are the Jacobians assembled from the terms' tangents where they all have one
-(vi_jacobian: statics, vi_jacobian_dynamic: dynamics without strain-rate damping); this module
-owns the sparse linear algebra (scipy.sparse BSR blocks of 6x6, SuperLU) and the
-Python-side bookkeeping, so that run.py can step a model frame by frame exactly as it steps the
-explicit scheme.
+(vi_jacobian: statics, vi_jacobian_dynamic: dynamics where every damping that acts has its
+blocks, the terms' step_damping_tangent); this module owns the sparse linear algebra
+(scipy.sparse BSR blocks of 6x6, SuperLU) and the Python-side bookkeeping, so that run.py can
+step a model frame by frame exactly as it steps the explicit scheme.
 """
 
 import logging
@@ -27,7 +27,7 @@ from rodsim.integrators.explicit import GROUPS, StateArrays
 from rodsim.integrators.planning import next_split
 from rodsim.integrators.sparsity import Pattern, make_pattern
 from rodsim.integrators.vi_jacobian import static_jacobian, stiffness
-from rodsim.integrators.vi_jacobian_dynamic import dynamic_jacobian, rates_undamped
+from rodsim.integrators.vi_jacobian_dynamic import damping_analytic, dynamic_jacobian
 from rodsim.integrators.vi_state import body_momenta, momenta_after, quaternions, rotations
 from rodsim.integrators.vi_step import step_data
 from rodsim.model import forces
@@ -77,9 +77,10 @@ class Solver:
     used: vr.Work | None = field(default=None, repr=False)
     # the analytic static Jacobian's band LU (banded: rods), None: SuperLU
     band: banded.Band | None = field(default=None, repr=False)
-    # the terms' tangent blocks (B,6,6) of the dynamic Jacobian, which is assembled from them
-    # (vi_jacobian_dynamic) where slots is set and no damping but the mass damping acts
-    # (rates_undamped); None: the complex step serves dynamic steps
+    # the terms' tangent blocks (2,B,6,6) of the dynamic Jacobian (through the midpoint, and
+    # the damping's through the end of the step), which is assembled from them
+    # (vi_jacobian_dynamic) where slots is set and every damping that acts has blocks
+    # (damping_analytic); None: the complex step serves dynamic steps
     kbuf: np.ndarray | None = field(default=None, repr=False)
 
     def analytic(self, sd: vr.StepData, xi: np.ndarray) -> bool:
@@ -265,7 +266,7 @@ def make_solver(model: Model, group: str) -> Solver:
     pattern = make_pattern(forces.coupled_pairs(model.terms), model.n_nodes)
     n_blocks = len(pattern.indices)
     analytic = forces.analytic_tangent(model.terms)
-    dynamic = analytic and rates_undamped(model.terms)
+    dynamic = analytic and damping_analytic(model.terms)
     return Solver(
         model,
         int(group == "SE3"),
@@ -277,7 +278,7 @@ def make_solver(model: Model, group: str) -> Solver:
         forces.tangent_slots(model.terms, pattern.indptr, pattern.indices) if analytic else None,
         vr.make_work(model.terms, model.n_nodes, np.float64) if analytic else None,
         band=banded.banded(pattern, model.n_nodes) if analytic else None,
-        kbuf=np.zeros((n_blocks, 6, 6)) if dynamic else None,
+        kbuf=np.zeros((2, n_blocks, 6, 6)) if dynamic else None,
     )
 
 

@@ -33,9 +33,21 @@ prescribed position component k, (m/h) e_k^T dx_k+1/dxi with x_k+1 = x_k + Lambd
 translation(p) (SE3) or + p_v; a held rotation component, (J/h) h row k of Lambda_k; a
 prescribed one, (J/h) h e_k.
 
+Damping (docs/implicit_scheme.md, "Newton Jacobian"): a term's Lagrange-d'Alembert force
+F_d = -Bbar^T r, r = (beta/dt) C (eps(g_k+1) - eps(g_k)), Bbar the strain map at g_bar, is
+part of g_a (its forces are added to f, tau) and adds, through its step_damping_tangent hook,
+
+    -dF_d = G(g_bar; r) dq_bar + Bbar^T (beta/dt) C B_1 dq_1:
+
+G into K_ab (chained through Sbar_b), the second part into K1_ab, chained through the end map
+E_b = d(u_1, theta_1)/dxi_b of g_k+1 = g_k tau(h xi_b) (end_maps: (h I, Lambda_k cay_jl(p_w) h)
+on SO3xR3; Lambda_k d translation(p) on SE3's translation rows). So
+
+    dR_a/dxi_b = Rows_a (K_ab Sbar_b + K1_ab E_b) + delta_ab Diag_a.
+
 What is left out (the complex step serves those: implicit.Solver.matrix): the energy
-correction (sd.conserve; left out of every Jacobian) and strain-rate damping (the terms'
-step_damping other than the mass damping; rates_undamped).
+correction (sd.conserve; left out of every Jacobian) and the damping of a term without a
+step_damping_tangent (damping_analytic).
 """
 
 import numpy as np
@@ -46,18 +58,14 @@ from rodsim.integrators import vi_residual as vr
 from rodsim.jit import kernel
 from rodsim.lie import so3
 from rodsim.model import forces as fterms
-from rodsim.terms import TERMS, mass_damping
+from rodsim.terms import mass_damping
 
 
-def rates_undamped(terms: fterms.ForceTerms) -> bool:
-    """Whether no damping but the mass damping acts (every other term's `damped` hook says
-    no): the step's forces are then those at g_bar plus -alpha m v, what dynamic_jacobian
-    differentiates."""
-    return not any(
-        t.damped(getattr(terms, t.name), terms.beta, terms.alpha)
-        for t in TERMS
-        if t.damped is not None and t is not mass_damping.TERM
-    )
+def damping_analytic(terms: fterms.ForceTerms) -> bool:
+    """Whether every damping that acts is differentiated here: the mass damping (node_factors)
+    and each damped term's step_damping_tangent (rodsim.model.forces.damping_analytic); a
+    damped term without one (the connectors' dashpots) keeps the complex step."""
+    return fterms.damping_analytic(terms, skip=(mass_damping.TERM,))
 
 
 @kernel(inline="always")
@@ -187,13 +195,42 @@ def node_factors(mass, inertia, rot, rb, f, tau, xi, h, se3, alpha, rows, sbar, 
 
 
 @kernel
-def _assemble(indptr, indices, kbuf, rows, sbar, diag, data):
-    """data[blk(a,b)] = rows[a] kbuf[blk] sbar[b] (+ diag[a] on the diagonal)."""
+def end_maps(rot, xi, h, se3, ends):
+    """ends (N,6,6) = d(u_1, theta_1)/dxi_a, the spatial increments of node a's end
+    configuration g_k+1 = g_k tau(h xi_a) per dxi_a: u_1 = Lambda_k d translation(p) (SE3; h dv
+    on SO3xR3), theta_1 = Lambda_k cay_jl(p_w) h dw, p = h xi_a. rot (N,3,3) Lambda_k."""
+    for a in range(xi.shape[0]):
+        r = so3.mat_at(rot, a)
+        p_w = (h * xi[a, 3], h * xi[a, 4], h * xi[a, 5])
+        p_v = (h * xi[a, 0], h * xi[a, 1], h * xi[a, 2])
+        jl = so3.cay_jl(p_w)
+        for j in range(6):
+            e_w, e_v = _unit(j)
+            dp_w, dp_v = so3.scale(h, e_w), so3.scale(h, e_v)
+            u1 = ct.translation_jvp(p_w, p_v, dp_w, dp_v, se3)
+            if se3:
+                u1 = so3.matvec(r, u1)
+            th = so3.matvec(r, so3.matvec(jl, dp_w))
+            for k in range(3):
+                ends[a, k, j] = u1[k]
+                ends[a, 3 + k, j] = th[k]
+
+
+@kernel
+def _assemble(indptr, indices, kbuf, k1, rows, sbar, ends, diag, data):
+    """data[blk(a,b)] = rows[a] (kbuf[blk] sbar[b] + k1[blk] ends[b]) (+ diag[a] on the
+    diagonal); k1 None: without the end part."""
     tmp = np.empty((6, 6))
+    tmp1 = np.empty((6, 6))
     for a in range(indptr.shape[0] - 1):
         for r in range(indptr[a], indptr[a + 1]):
             b = indices[r]
             _mm6(kbuf[r], sbar[b], tmp)
+            if k1 is not None:
+                _mm6(k1[r], ends[b], tmp1)
+                for i in range(6):
+                    for j in range(6):
+                        tmp[i, j] += tmp1[i, j]
             _mm6(rows[a], tmp, data[r])
             if b == a:
                 for i in range(6):
@@ -244,46 +281,60 @@ def _constraints(mass, inertia, fixed, rot, rot_prescribed, xi, h, se3, indptr, 
 @kernel
 def node_maps(
     mass, inertia, fixed, rot, rot_prescribed, rb, f, tau, xi, h, se3, alpha, indptr, indices,
-    kbuf, data,
+    kbuf, k1, data,
 ):  # fmt: skip
-    """data (B,6,6) = dR/dxi from the tangent blocks kbuf (B,6,6) at g_bar (K_ab, summed over
-    the terms) and the forces f, tau (N,3) there, without damping; BSR structure (indptr,
-    indices). Arrays only, so that it compiles once for every model."""
+    """data (B,6,6) = dR/dxi from the blocks kbuf (B,6,6) through the midpoint (K_ab at
+    g_bar, summed over the terms, with the damping's geometric parts) and k1 (B,6,6) through
+    the end configuration (the damping's; None: none), and the forces f, tau (N,3) at g_bar
+    (damping included, but the mass damping: alpha); BSR structure (indptr, indices). Arrays
+    only, so that it compiles once for every model (and once more with k1)."""
     n = xi.shape[0]
     rows = np.empty((n, 6, 6))
     sbar = np.empty((n, 6, 6))
     diag = np.empty((n, 6, 6))
+    ends = np.empty((n, 6, 6))
     node_factors(mass, inertia, rot, rb, f, tau, xi, h, se3, alpha, rows, sbar, diag)
-    _assemble(indptr, indices, kbuf, rows, sbar, diag, data)
+    if k1 is not None:
+        end_maps(rot, xi, h, se3, ends)
+    _assemble(indptr, indices, kbuf, k1, rows, sbar, ends, diag, data)
     _constraints(mass, inertia, fixed, rot, rot_prescribed, xi, h, se3, indptr, indices, data)
 
 
 @kernel
+def _maps(m, sd, xi, w, alpha, indptr, indices, kbuf, k1, data):
+    node_maps(
+        m.mass, m.inertia, m.fixed, sd.rot, sd.rot_prescribed, w.rb, w.f, w.tau, xi, sd.h,
+        sd.se3 == 1, alpha, indptr, indices, kbuf, k1, data,
+    )  # fmt: skip
+
+
+@kernel
+def _damping_blocks(damped, terms, sd, xi, w, slots, kb, k1):
+    """The damping forces and blocks of the terms with a step_damping_tangent (compiled out
+    for undamped models, as vi_residual._step_damping); whether any acts."""
+    if damped is None:
+        return False
+    return fterms.add_damping_tangents(
+        terms, slots, sd.strains, w.end, w.res, w.x1, w.r1, w.q1, w.xb, w.rb, w.qb, xi, sd.h,
+        sd.se3 == 1, w.f, w.tau, kb, k1,
+    )  # fmt: skip
+
+
+@kernel
 def dynamic_jacobian(m, terms, sd, xi, w, slots, indptr, indices, kbuf, data):
-    """data (B,6,6) = dR/dxi of the dynamic residual (sd.mode DYNAMIC, sd.conserve 0, no
-    strain-rate damping: rates_undamped) at xi (N,6) float64: configurations and forces at
-    the midpoint g_bar into the float64 scratch w (vi_residual.Work), the terms' tangent
-    blocks there into kbuf (B,6,6) (slots: rodsim.model.forces.tangent_slots), then the node
-    maps (module docstring). m: the nodes (rodsim.model.assembly.NodeArrays)."""
+    """data (B,6,6) = dR/dxi of the dynamic residual (sd.mode DYNAMIC, sd.conserve 0; every
+    damping differentiable: damping_analytic) at xi (N,6) float64: configurations and forces
+    at the midpoint g_bar into the float64 scratch w (vi_residual.Work), the terms' tangent
+    blocks there into kbuf[0] and their damping forces (added to w.f, w.tau) and blocks into
+    kbuf[0] (through g_bar) and kbuf[1] (through g_k+1), kbuf (2,B,6,6) (slots: rodsim.model.
+    forces.tangent_slots), then the node maps (module docstring). m: the nodes (rodsim.model.
+    assembly.NodeArrays)."""
     vr.configurations(sd, xi, w)
     fterms.forces(terms, w.xb, w.rb, w.qb, sd.t, w.f, w.tau, fterms.ALL)
     kbuf[:] = 0.0
-    fterms.add_tangents(terms, slots, w.xb, w.rb, w.qb, sd.t, kbuf)
-    node_maps(
-        m.mass,
-        m.inertia,
-        m.fixed,
-        sd.rot,
-        sd.rot_prescribed,
-        w.rb,
-        w.f,
-        w.tau,
-        xi,
-        sd.h,
-        sd.se3 == 1,
-        terms.alpha,
-        indptr,
-        indices,
-        kbuf,
-        data,
-    )
+    kb, k1 = kbuf[0], kbuf[1]
+    fterms.add_tangents(terms, slots, w.xb, w.rb, w.qb, sd.t, kb)
+    if _damping_blocks(terms.damped, terms, sd, xi, w, slots, kb, k1):
+        _maps(m, sd, xi, w, terms.alpha, indptr, indices, kb, k1, data)
+    else:
+        _maps(m, sd, xi, w, terms.alpha, indptr, indices, kb, None, data)

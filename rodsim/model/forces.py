@@ -115,6 +115,20 @@ def analytic_tangent(terms: ForceTerms) -> bool:
     )
 
 
+def damping_analytic(terms: ForceTerms, skip=()) -> bool:
+    """Whether every term present whose damping acts (its `damped` hook), but those in skip,
+    has a step_damping_tangent (and a tangent): its damping's blocks are then analytic."""
+    for t in TERMS:
+        own = getattr(terms, t.name)
+        if t.damped is None or t in skip or not t.damped(own, terms.beta, terms.alpha):
+            continue
+        if t.present is not None and not t.present(own):
+            continue
+        if t.step_damping_tangent is None or t.tangent is None:
+            return False
+    return True
+
+
 def tangent_slots(terms: ForceTerms, indptr: np.ndarray, indices: np.ndarray) -> tuple:
     """Each term's block indices into a Jacobian of BSR structure (indptr, indices) (its
     tangent_slots), one per term of TERMS (None without a tangent or absent)."""
@@ -259,6 +273,34 @@ add_tangents = _sum(
 add_tangents.__doc__ = """Add the terms' tangent stiffness blocks K_ab = -d(f_a, tau_a)/d(u_b,
 theta_b) at (x, rot, quat, t) into k (B,6,6) (Term.tangent); slots: one per term of TERMS
 (tangent_slots; None without one). float64."""
+
+
+def _write_damping_tangents(terms):
+    held = present(terms, "step_damping_tangent")
+    args = "start[{i}], end[{i}], res[{i}], x1, r1, q1, xb, rb, qb"
+    lines = ["acted = False"]
+    for i, t in held:
+        a = args.format(i=i)
+        lines += [
+            _call(i, t, "step_damping", f"{a}, xi, h, se3, f, tau"),
+            f"if {_call(i, t, 'step_damping_tangent', f'slots[{i}], {a}, h, kbar, k1')}:",
+            "    acted = True",
+        ]
+    env = {**_env(held, "step_damping"), **_env(held, "step_damping_tangent")}
+    return [*lines, "return acted"], env
+
+
+add_damping_tangents = _sum(
+    "add_damping_tangents",
+    "slots, start, end, res, x1, r1, q1, xb, rb, qb, xi, h, se3, f, tau, kbar, k1",
+    _write_damping_tangents,
+)
+add_damping_tangents.__doc__ = """For each term with a step_damping_tangent (Term): add its
+step_damping forces to f, tau (arguments as add_step_damping) and then the blocks of those
+forces, K = -dF_d, into kbar (through the midpoint xb, rb, qb) and k1 (through the end x1, r1,
+q1), both (B,6,6) at its tangent slots. Returns whether any such damping acts. The mass
+damping has none: the dynamic Jacobian takes it itself (rodsim.integrators.
+vi_jacobian_dynamic). float64."""
 
 set_window = _sum("set_window", "a, b", _write_each("window", "a, b"))
 set_window.__doc__ = """The step [a, b] being taken (NaN: none), for the terms' time functions

@@ -90,6 +90,18 @@ def plate_element_tangent(pl, e, x, rot, kel, bm, cb, gt, cc, tie):
     tied vectors phi_,xi and t at the 4 tying points. Differentiates plate_kernels._element
     term by term (its strains, resultants and dU/dd3 are recomputed here).
     """
+    return plate_element_at(
+        pl, e, x, rot, None, None, None, None, kel, bm, cb, gt, cc, tie, None, None
+    )
+
+
+@kernel
+def plate_element_at(pl, e, x, rot, rn, rm, rq, rr, kel, bm, cb, gt, cc, tie, bq, bd):
+    """plate_element_tangent at given resultants: rn None, the elastic ones (material and
+    geometric parts); else the geometric part only, at rn, rm (P,4,3), rq (P,4,2), rr (P,4)
+    (as plate_kernels.plate_resultant_forces reads them: the implicit damping's viscous
+    resultants). bq (4,8,24), bd (4,24) (None: not kept): the strain maps B_q of the slots
+    and the drilling rows b_c of the nodes (zero where kd_c = 0), spatial columns."""
     nb = pl.n_nodes_el[e]
     n6 = 6 * nb
     typ = 1 if nb == 4 else 0
@@ -117,10 +129,16 @@ def plate_element_tangent(pl, e, x, rot, kel, bm, cb, gt, cc, tie):
         f1, f2, t1, t2 = _gradients(pl, e, s, x, rot, nb)
         eps, kap = _mem_bend(pl, e, s, f1, f2, t1, t2)
         gam = _shear(pl, e, s, g)
-        n = _mv3(pl.a_mat, e, eps)
-        m = _mv3(pl.d_mat, e, kap)
-        q1 = pl.s_mat[e, 0, 0] * gam[0] + pl.s_mat[e, 0, 1] * gam[1]
-        q2 = pl.s_mat[e, 1, 0] * gam[0] + pl.s_mat[e, 1, 1] * gam[1]
+        if rn is None:
+            n = _mv3(pl.a_mat, e, eps)
+            m = _mv3(pl.d_mat, e, kap)
+            q1 = pl.s_mat[e, 0, 0] * gam[0] + pl.s_mat[e, 0, 1] * gam[1]
+            q2 = pl.s_mat[e, 1, 0] * gam[0] + pl.s_mat[e, 1, 1] * gam[1]
+        else:
+            n = (rn[e, s, 0], rn[e, s, 1], rn[e, s, 2])
+            m = (rm[e, s, 0], rm[e, s, 1], rm[e, s, 2])
+            q1 = rq[e, s, 0]
+            q2 = rq[e, s, 1]
         # B_q: rows eps11, eps22, 2eps12, k11, k22, 2k12, gamma1, gamma2; columns (u_b, theta_b)
         bm[:, :n6] = 0.0
         for b in range(nb):
@@ -147,6 +165,10 @@ def plate_element_tangent(pl, e, x, rot, kel, bm, cb, gt, cc, tie):
                     dd = _comb(1.0, dd, ct, so3.vec_at(ph, k))
                 _put(bm, 6 + i, u, du)
                 _put(bm, 6 + i, r, so3.cross(d3, dd))
+        if bq is not None:
+            for i in range(8):
+                for j in range(n6):
+                    bq[s, i, j] = bm[i, j]
         # C B_q with C = diag(A, D, S)
         for j in range(n6):
             for i in range(3):
@@ -162,12 +184,13 @@ def plate_element_tangent(pl, e, x, rot, kel, bm, cb, gt, cc, tie):
                 )
             for i in range(2):
                 cb[6 + i, j] = pl.s_mat[e, i, 0] * bm[6, j] + pl.s_mat[e, i, 1] * bm[7, j]
-        for i in range(n6):
-            for j in range(n6):
-                acc = 0.0
-                for r in range(8):
-                    acc += bm[r, i] * cb[r, j]
-                kel[i, j] += w * acc
+        if rn is None:
+            for i in range(n6):
+                for j in range(n6):
+                    acc = 0.0
+                    for r in range(8):
+                        acc += bm[r, i] * cb[r, j]
+                    kel[i, j] += w * acc
         # geometric coefficients: membrane x-x, bending x-d3 (d2 eps, d2 kappa by the nodes)
         v1 = _comb(w * m[0], f1, w * m[2], f2)  # dU/dt_1, dU/dt_2 (as in _element)
         v2 = _comb(w * m[1], f2, w * m[2], f1)
@@ -210,27 +233,34 @@ def plate_element_tangent(pl, e, x, rot, kel, bm, cb, gt, cc, tie):
     # part, and the director term of tau_c = -(d1 x dU/dd1 + d2 x dU/dd2)
     for c in range(nb):
         kd = pl.kd[e, c]
+        if bd is not None:
+            for j in range(n6):
+                bd[c, j] = 0.0
         if kd == 0.0:
             continue
         wd, p1, p2 = _drill(pl, e, c, x, rot, nb)
-        r = kd * wd
+        r = kd * wd if rr is None else rr[e, c]
         a = pl.conn[e, c]
         d1 = _col(rot, a, 0)
         d2 = _col(rot, a, 1)
-        bd = bm[0]  # scratch: B_q is spent
-        bd[:n6] = 0.0
+        bdr = bm[0]  # scratch: B_q is spent
+        bdr[:n6] = 0.0
         for b in range(nb):
             v = so3.sub(so3.scale(pl.dnn[e, c, b, 0], d2), so3.scale(pl.dnn[e, c, b, 1], d1))
             for i in range(3):
-                bd[6 * b + i] = v[i]
+                bdr[6 * b + i] = v[i]
             _add_hat(kel, 6 * b, 6 * c + 3, v, -r)
             _add_hat(kel, 6 * c + 3, 6 * b, v, r)
         rc = so3.sub(so3.cross(d2, p1), so3.cross(d1, p2))
         for i in range(3):
-            bd[6 * c + 3 + i] = rc[i]
-        for i in range(n6):
+            bdr[6 * c + 3 + i] = rc[i]
+        if rr is None:
+            for i in range(n6):
+                for j in range(n6):
+                    kel[i, j] += kd * bdr[i] * bdr[j]
+        if bd is not None:
             for j in range(n6):
-                kel[i, j] += kd * bd[i] * bd[j]
+                bd[c, j] = bdr[j]
         _add_director(kel, 6 * c + 3, d2, p1, r)
         _add_director(kel, 6 * c + 3, d1, p2, -r)
     return nb
@@ -257,6 +287,76 @@ def add_plate_tangents(pl, x, rot, slots, k):
                 for r in range(6):
                     for s in range(6):
                         k[blk, r, s] += kel[6 * i + r, 6 * j + s]
+
+
+@kernel
+def add_plate_damping_tangents(pl, xb, rb, x1, r1, res, rate, slots, kbar, k1):
+    """The blocks of the plates' implicit strain-rate damping forces (plates' step_damping:
+    the viscous resultants res (n, m, q, r of plate_viscous.viscous_resultants, beta C times
+    the strain increment over dt) through the map at the midpoint (xb, rb)): F = -Bbar^T r,
+
+        -dF = G(g_bar; r) dq_bar + (sum_q w_q Bbar_q^T rate C B1_q
+                                    + sum_c rate kd_c bbar_c b1_c^T) dq_1,
+
+    rate = beta / dt, B1, b1 the strain maps at the end (x1, r1). G into kbar, the rest into
+    k1, both (B,6,6) at slots (P,4,4) (plate_slots; -1 skips)."""
+    kel = np.zeros((24, 24))
+    k1e = np.zeros((24, 24))
+    bm = np.zeros((8, 24))
+    cb = np.zeros((8, 24))
+    gt = np.zeros((4, 3))
+    cc = np.zeros((2, 4, 4))
+    tie = np.zeros((2, 4, 3))
+    bqb = np.zeros((4, 8, 24))
+    bq1 = np.zeros((4, 8, 24))
+    bdb = np.zeros((4, 24))
+    bd1 = np.zeros((4, 24))
+    rn, rm, rq, rr = res.n, res.m, res.q, res.r
+    for e in range(pl.conn.shape[0]):
+        plate_element_at(pl, e, x1, r1, rn, rm, rq, rr, kel, bm, cb, gt, cc, tie, bq1, bd1)
+        nb = plate_element_at(pl, e, xb, rb, rn, rm, rq, rr, kel, bm, cb, gt, cc, tie, bqb, bdb)
+        n6 = 6 * nb
+        for i in range(n6):
+            for j in range(n6):
+                k1e[i, j] = 0.0
+        for s in range(nb):
+            w = pl.weight[e, s] * rate
+            for j in range(n6):  # cb = C B1_q
+                for i in range(3):
+                    cb[i, j] = (
+                        pl.a_mat[e, i, 0] * bq1[s, 0, j]
+                        + pl.a_mat[e, i, 1] * bq1[s, 1, j]
+                        + pl.a_mat[e, i, 2] * bq1[s, 2, j]
+                    )
+                    cb[3 + i, j] = (
+                        pl.d_mat[e, i, 0] * bq1[s, 3, j]
+                        + pl.d_mat[e, i, 1] * bq1[s, 4, j]
+                        + pl.d_mat[e, i, 2] * bq1[s, 5, j]
+                    )
+                for i in range(2):
+                    cb[6 + i, j] = (
+                        pl.s_mat[e, i, 0] * bq1[s, 6, j] + pl.s_mat[e, i, 1] * bq1[s, 7, j]
+                    )
+            for i in range(n6):
+                for j in range(n6):
+                    acc = 0.0
+                    for r in range(8):
+                        acc += bqb[s, r, i] * cb[r, j]
+                    k1e[i, j] += w * acc
+        for c in range(nb):
+            kd = rate * pl.kd[e, c]
+            for i in range(n6):
+                for j in range(n6):
+                    k1e[i, j] += kd * bdb[c, i] * bd1[c, j]
+        for i in range(nb):
+            for j in range(nb):
+                blk = slots[e, i, j]
+                if blk < 0:
+                    continue
+                for r in range(6):
+                    for q in range(6):
+                        kbar[blk, r, q] += kel[6 * i + r, 6 * j + q]
+                        k1[blk, r, q] += k1e[6 * i + r, 6 * j + q]
 
 
 def plate_slots(pl, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:

@@ -139,9 +139,7 @@ def element_tangent(x1, x2, r1, q, h, c1, c2, g0, w0, ke, bm, work):
     section resultants at which G is evaluated.
     """
     qv, s, half, inv_s, psi, k = relative_data(q)
-    d = so3.sub(x2, x1)
-    dd = so3.matTvec(r1, d)
-    # exp(psi/2) = I + hat qv + k hat qv^2 = w I + hat qv + k qv qv^T (|qv|^2 k = 1 - w)
+    dd = so3.matTvec(r1, so3.sub(x2, x1))
     e_half = so3._sym_rot(q[0], 1.0, k, qv)
     ld = so3.matTvec(e_half, dd)
     inv_h = 1.0 / h
@@ -150,6 +148,23 @@ def element_tangent(x1, x2, r1, q, h, c1, c2, g0, w0, ke, bm, work):
     omega = (psi[0] * inv_h - w0[0], psi[1] * inv_h - w0[1], psi[2] * inv_h - w0[2])
     n_mat = (c1[0] * gamma[0], c1[1] * gamma[1], c1[2] * gamma[2])
     m_mat = (c2[0] * omega[0], c2[1] * omega[1], c2[2] * omega[2])
+    element_at(x1, x2, r1, q, h, c1, c2, n_mat, m_mat, True, ke, bm, work)
+    return n_mat, m_mat
+
+
+@kernel
+def element_at(x1, x2, r1, q, h, c1, c2, n_mat, m_mat, material, ke, bm, work):
+    """ke (12,12) = [h B^T C B if material] + G(n_mat, m_mat), spatial increments, order (u1,
+    theta1, u2, theta2), and the strain map bm (6,12) (spatial columns) of one element at the
+    configuration (x1, x2, r1, q) (as element_tangent), with the geometric part G evaluated at
+    the given section resultants n_mat, m_mat (3,) (element_tangent: the elastic ones C eps;
+    the implicit damping: the viscous ones). material False: ke = G only (c1, c2 unread)."""
+    qv, s, half, inv_s, psi, k = relative_data(q)
+    d = so3.sub(x2, x1)
+    dd = so3.matTvec(r1, d)
+    # exp(psi/2) = I + hat qv + k hat qv^2 = w I + hat qv + k qv qv^T (|qv|^2 k = 1 - w)
+    e_half = so3._sym_rot(q[0], 1.0, k, qv)
+    inv_h = 1.0 / h
     n1 = so3.matvec(e_half, n_mat)
     a = so3.cross(dd, n1)
     v = (0.5 * psi[0], 0.5 * psi[1], 0.5 * psi[2])
@@ -183,7 +198,12 @@ def element_tangent(x1, x2, r1, q, h, c1, c2, g0, w0, ke, bm, work):
         for i in range(3):
             bm[i, j] = tmp[i, j]
             bm[3 + i, j] = dpsi[i, j] * inv_h
-    _material(ke, bm, h, c1, c2)  # h B^T C B
+    if material:
+        _material(ke, bm, h, c1, c2)  # h B^T C B
+    else:
+        for i in range(12):
+            for j in range(12):
+                ke[i, j] = 0.0
     # geometric part: the variations of the force chain at fixed n_mat, m_mat
     hn1 = so3.hat(n1)
     _mul(hn1, dw, dn1, -1.0, False)  # W x n1
@@ -205,7 +225,6 @@ def element_tangent(x1, x2, r1, q, h, c1, c2, g0, w0, ke, bm, work):
     _rows(ke, _T2, dz, -1.0)
     _add_hat(ke, _T2, _T1, z)
     _to_spatial(ke, bm, r1)
-    return n_mat, m_mat
 
 
 @kernel
@@ -255,3 +274,62 @@ def rod_slots(el, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     rows = np.repeat(el.conn[:, :, None], 2, axis=2)
     cols = np.repeat(el.conn[:, None, :], 2, axis=1)
     return block_index(indptr, indices, rows, cols).reshape(-1, 2, 2)
+
+
+@kernel(inline="always")
+def _element_frames(el, e, x, rot, quat):
+    """(x1, x2, r1, q) of element e as add_rod_tangents reads them (offsets applied)."""
+    i = el.conn[e, 0]
+    j = el.conn[e, 1]
+    qi = so3.quat_at(quat, i)
+    qj = so3.quat_at(quat, j)
+    r1 = so3.mat_at(rot, i)
+    if el.has_offset[e]:
+        qi = so3.quat_mul(qi, so3.quat_at(el.offset_q[e], 0))
+        qj = so3.quat_mul(qj, so3.quat_at(el.offset_q[e], 1))
+        r1 = so3.matmul(r1, so3.mat_at(el.offset[e], 0))
+    return so3.vec_at(x, i), so3.vec_at(x, j), r1, relative_quaternion(qi, qj)
+
+
+@kernel
+def add_rod_damping_tangents(el, xb, rb, qb, x1, r1, q1, n_vis, m_vis, rate, slots, kbar, k1):
+    """The blocks of the implicit scheme's strain-rate damping forces (rodsim.model.rod_viscous;
+    docs/implicit_scheme.md "Newton Jacobian"). Element e's force is F = -h_e Bbar^T r with
+    Bbar its strain map at the midpoint g_bar = (xb, rb, qb) and the viscous resultants
+    r = (n_vis, m_vis) (E,3) = rate C (eps(g_k+1) - eps(g_k)), rate = beta / dt, so
+
+        -dF = G(g_bar; r) dq_bar + h_e Bbar^T rate C B_1 dq_1,
+
+    dq_bar, dq_1 the spatial increments of g_bar and g_k+1 = (x1, r1, q1), B_1 the strain map
+    there. Adds G into kbar and h_e rate Bbar^T C B_1 into k1, both (B,6,6) at slots (E,2,2)
+    (rod_slots; block (conn[e,a], conn[e,b])). Arrays: positions (N,3), rotations (N,3,3),
+    quaternions (N,4) float64."""
+    ke = np.empty((12, 12))
+    bb = np.empty((6, 12))
+    b1 = np.empty((6, 12))
+    k1e = np.empty((12, 12))
+    work = np.empty((8, 3, 12))
+    zero = (0.0, 0.0, 0.0)
+    for e in range(el.conn.shape[0]):
+        c1 = so3.vec_at(el.c1, e)
+        c2 = so3.vec_at(el.c2, e)
+        ya, yb, fr, q = _element_frames(el, e, x1, r1, q1)
+        element_at(ya, yb, fr, q, el.length[e], c1, c2, zero, zero, False, ke, b1, work)
+        ya, yb, fr, q = _element_frames(el, e, xb, rb, qb)
+        nv = so3.vec_at(n_vis, e)
+        mv = so3.vec_at(m_vis, e)
+        element_at(ya, yb, fr, q, el.length[e], c1, c2, nv, mv, False, ke, bb, work)
+        s = el.length[e] * rate
+        for i in range(12):
+            for j in range(12):
+                sij = 0.0
+                for r in range(3):
+                    sij += c1[r] * bb[r, i] * b1[r, j] + c2[r] * bb[3 + r, i] * b1[3 + r, j]
+                k1e[i, j] = s * sij
+        for a in range(2):
+            for b in range(2):
+                blk = slots[e, a, b]
+                for r in range(6):
+                    for c in range(6):
+                        kbar[blk, r, c] += ke[6 * a + r, 6 * b + c]
+                        k1[blk, r, c] += k1e[6 * a + r, 6 * b + c]

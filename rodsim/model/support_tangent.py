@@ -52,3 +52,43 @@ def support_slots(sp, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """slots (S,) int64 for add_support_tangents: the diagonal block of each entry's node in a
     BSR pattern (block rows = nodes, sorted indices per row)."""
     return block_index(indptr, indices, sp.node, sp.node)
+
+
+@kernel
+def add_support_damping_tangents(sp, quat_mid, quat1, u0, psi0, u1, psi1, h, slots, kbar, k1):
+    """The blocks of the dashpots' discrete forces over a step of size h (rodsim.model.
+    supports.support_step_damping): resultants n = C_t (u1 - u0)/h, m = C_r (psi1 - psi0)/h
+    (strains (S,3) at the step's ends) through the map at the midpoint, f = -n, tau = -Lambda0
+    jl^{-T}(psibar) m, psibar = log(Lambda0^T Lambda_bar). Spatial increments theta_bar of the
+    midpoint and (u_1, theta_1) of the end, delta psi = jl^{-1}(psi) Lambda0^T theta:
+
+        kbar += [0, 0; 0, Lambda0 D_psi[jl^{-T}(psi) m]|_psibar jl^{-1}(psibar) Lambda0^T],
+        k1   += [C_t/h, 0; 0, Lambda0 jl^{-T}(psibar) (C_r/h) jl^{-1}(psi1) Lambda0^T],
+
+    into kbar, k1 (B,6,6) at slots (S,) (support_slots). quat_mid, quat1 (N,4) node
+    quaternions at the midpoint and the end."""
+    c = 1.0 / h
+    for i in range(sp.node.shape[0]):
+        blk = slots[i]
+        r0 = so3.mat_at(sp.r0, i)
+        dpsi = (
+            c * (psi1[i, 0] - psi0[i, 0]),
+            c * (psi1[i, 1] - psi0[i, 1]),
+            c * (psi1[i, 2] - psi0[i, 2]),
+        )
+        cr = so3.mat_at(sp.c_r, i)
+        m = so3.matvec(cr, dpsi)
+        psib = _rotation(sp, i, quat_mid)[0]
+        psie = _rotation(sp, i, quat1)[0]
+        jinv_b = so3_tangent.jl_inv_matrix(psib)
+        jinv_e = so3_tangent.jl_inv_matrix(psie)
+        dz = so3_tangent.d_jl_inv_apply(psib, m, 1.0)
+        geo = so3.matmulT(so3.matmul(so3.matmul(r0, dz), jinv_b), r0)
+        inner = so3.matmul(so3.matmul(so3.transpose(jinv_b), cr), jinv_e)
+        end = so3.matmulT(so3.matmul(r0, inner), r0)
+        ct = so3.mat_at(sp.c_t, i)
+        for r in range(3):
+            for q in range(3):
+                kbar[blk, 3 + r, 3 + q] += geo[3 * r + q]
+                k1[blk, r, q] += c * ct[3 * r + q]
+                k1[blk, 3 + r, 3 + q] += c * end[3 * r + q]

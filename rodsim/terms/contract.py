@@ -111,6 +111,17 @@ class Term:
                   (block rows = nodes), at the block indices `slots` (its tangent_slots). The
                   implicit Jacobian is assembled from these where every present term has one
                   (rodsim.integrators.vi_jacobian); else by complex step.
+      step_damping_tangent  (own, state, terms, slots, start, end, res, x1, r1, q1, xb, rb,
+                  qb, h, kbar, k1) -> bool: the blocks of its step_damping forces F_d (called
+                  right after step_damping, whose strains `end` at g_k+1 and resultants `res`
+                  it may read), K = -dF_d in spatial increments: the part through the
+                  midpoint g_bar = (xb, rb, qb) (the geometric part at the viscous resultants,
+                  chained through the midpoint map like tangent's K) into kbar, the part
+                  through the end g_k+1 = (x1, r1, q1) (Bbar^T (beta/h) C B_1 for strain-rate
+                  damping) into k1, both (B,6,6) at its tangent_slots; returns whether its
+                  damping acts. The dynamic Jacobian is assembled analytically where every
+                  damped term present has one (and a tangent; rodsim.integrators.
+                  vi_jacobian_dynamic.damping_analytic); else by complex step. float64.
       tangent_slots  tangent_slots(arrays, terms, indptr, indices) -> int64 array: the block
                   indices its tangent writes, from the BSR structure (sorted column nodes per
                   row; rodsim.model.tangent_blocks.block_index).
@@ -233,6 +244,7 @@ class Term:
     make_resultants: Callable | None = None
     step_damping: Any = None
     tangent: Any = None
+    step_damping_tangent: Any = None
     tangent_slots: Callable | None = None
     accept: Any = None
     damped: Callable | None = None

@@ -84,6 +84,20 @@ def step_damping(own, state, terms, start, end, res, x1, r1, q1, xb, rb, qb, xi,
     plate_kernels.plate_resultant_forces(own, xb, rb, res.n, res.m, res.q, res.r, f, tau)
 
 
+@kernel
+def step_damping_tangent(
+    own, state, terms, slots, start, end, res, x1, r1, q1, xb, rb, qb, h, kbar, k1
+):
+    """The blocks of step_damping's forces (at the viscous resultants it left in res):
+    plate_tangent.add_plate_damping_tangents."""
+    if not terms.beta > 0.0:
+        return False
+    plate_tangent.add_plate_damping_tangents(
+        own, xb, rb, x1, r1, res, terms.beta / h, slots, kbar, k1
+    )
+    return True
+
+
 def make_strains(pl, dtype=np.float64) -> PlateStrains:
     p = pl.conn.shape[0]
     z = np.zeros
@@ -210,6 +224,7 @@ TERM = Term(
     make_strains=make_strains,
     make_resultants=make_resultants,
     step_damping=step_damping,
+    step_damping_tangent=step_damping_tangent,
     damped=damped,
     pairs=pairs,
     fields=fields,

@@ -82,6 +82,20 @@ def step_damping(own, state, terms, start, end, res, x1, r1, q1, xb, rb, qb, xi,
     rod_viscous.resultant_forces(own, xb, rb, qb, res.n, res.m, f, tau)
 
 
+@kernel
+def step_damping_tangent(
+    own, state, terms, slots, start, end, res, x1, r1, q1, xb, rb, qb, h, kbar, k1
+):
+    """The blocks of step_damping's forces (at the resultants it left in res): rod_tangent.
+    add_rod_damping_tangents."""
+    if not terms.beta > 0.0:
+        return False
+    rod_tangent.add_rod_damping_tangents(
+        own, xb, rb, qb, x1, r1, q1, res.n, res.m, terms.beta / h, slots, kbar, k1
+    )
+    return True
+
+
 def make_strains(el, dtype=np.float64) -> RodStrains:
     e = el.conn.shape[0]
     return RodStrains(np.zeros((e, 3), dtype), np.zeros((e, 3), dtype))
@@ -179,6 +193,7 @@ TERM = Term(
     make_strains=make_strains,
     make_resultants=make_resultants,
     step_damping=step_damping,
+    step_damping_tangent=step_damping_tangent,
     damped=damped,
     pairs=pairs,
     fields=fields,

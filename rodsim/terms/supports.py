@@ -56,6 +56,18 @@ def step_damping(own, state, terms, start, end, res, x1, r1, q1, xb, rb, qb, xi,
     supports.support_step_damping(own, start.u, start.psi, end.u, end.psi, qb, h, f, tau)
 
 
+@kernel
+def step_damping_tangent(
+    own, state, terms, slots, start, end, res, x1, r1, q1, xb, rb, qb, h, kbar, k1
+):
+    """The blocks of step_damping's forces (at the end strains it left in end): support_tangent.
+    add_support_damping_tangents."""
+    support_tangent.add_support_damping_tangents(
+        own, qb, q1, start.u, start.psi, end.u, end.psi, h, slots, kbar, k1
+    )
+    return True
+
+
 def make_strains(sp, dtype=np.float64) -> SupportStrains:
     s = sp.node.shape[0]
     return SupportStrains(np.zeros((s, 3), dtype), np.zeros((s, 3), dtype))
@@ -143,6 +155,7 @@ TERM = Term(
     strains=strains,
     make_strains=make_strains,
     step_damping=step_damping,
+    step_damping_tangent=step_damping_tangent,
     damped=damped,
     fields=fields,
     stable_step=stable_step,
