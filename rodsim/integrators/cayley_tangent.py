@@ -24,6 +24,10 @@ grad g = dg w, grad c = dc w (cayley._half_coefficients):
 No term cancels (S >= 1, every coefficient is smooth at w = 0): no series is needed.
 """
 
+# The public derivatives are compiled functions, not inlined: inlined into the node factors
+# (rodsim.integrators.vi_jacobian_dynamic), which call each for six directions, they took
+# 65 s to compile cold; called, LLVM still inlines what pays.
+
 from rodsim.integrators import cayley
 from rodsim.jit import kernel
 from rodsim.lie import scalar, so3
@@ -55,7 +59,7 @@ def _wwv_jvp(w, v, dw, dv):
     return so3.sub(a, so3.add(so3.scale(2.0 * so3.dot(w, dw), v), so3.scale(so3.dot(w, w), dv)))
 
 
-@kernel(inline="always")
+@kernel
 def half_step_jvp(w, v, dw, dv, se3):
     """d s(p) of the Cayley square root (cayley.half_step) along (dw, dv):
     ds_w = g dw + dg (w.dw) w; ds_v = dv/2 (+ dc (w.dw) u + c du on SE3)."""
@@ -69,7 +73,7 @@ def half_step_jvp(w, v, dw, dv, se3):
     return ds_w, ds_v
 
 
-@kernel(inline="always")
+@kernel
 def translation_jvp(w, v, dw, dv, se3):
     """d of cayley.translation: M^{-1} (dv + dw x t/2), t = M^{-1} v, on SE3; dv on SO3xR3."""
     if not se3:
@@ -79,7 +83,7 @@ def translation_jvp(w, v, dw, dv, se3):
     return so3.matvec(m, so3.add(dv, so3.scale(0.5, so3.cross(dw, t))))
 
 
-@kernel(inline="always")
+@kernel
 def ad_inv_transpose_jvp(rot, a, y_w, y_v, jd, da, se3):
     """d of cayley.ad_inv_transpose(rot, a, y) when rot moves by hat(jd) rot (jd = cay_jl(s_w)
     ds_w for rot = cay(s_w)) and a by da: (jd x R y_w + da x R y_v + a x (jd x R y_v),
@@ -92,7 +96,7 @@ def ad_inv_transpose_jvp(rot, a, y_w, y_v, jd, da, se3):
     return so3.add(so3.add(dry, so3.cross(da, rv)), so3.cross(a, drv)), drv
 
 
-@kernel(inline="always")
+@kernel
 def dtau_transpose_jvp(w, v, y_w, y_v, dw, dv, se3):
     """d of cayley.dtau_transpose at fixed y. With y' = y_w - v x y_v/2 (SE3; y_w on
     SO3xR3) and out_w = d (2 y' - w x y'): dd (2 y' - w x y') + d (2 dy' - dw x y' - w x dy'),
@@ -114,7 +118,7 @@ def dtau_transpose_jvp(w, v, y_w, y_v, dw, dv, se3):
     return so3.add(a, so3.scale(d, b)), dout_v
 
 
-@kernel(inline="always")
+@kernel
 def half_step_transpose_jvp(w, v, y_w, y_v, dw, dv, se3):
     """d of cayley.half_step_transpose (s'(p)^T y) at fixed y. SO3xR3: out_w = g y_w +
     dg (w.y_w) w, out_v = y_v/2. SE3 adds dc (u.y_v) w + c e1 to out_w and c e2 to out_v, with
@@ -152,7 +156,7 @@ def half_step_transpose_jvp(w, v, y_w, y_v, dw, dv, se3):
     return out_w, out_v
 
 
-@kernel(inline="always")
+@kernel
 def dtau_inv_transpose_jvp(w, v, y_w, y_v, dw, dv, se3):
     """d of cayley.dtau_inv_transpose at fixed y: d(A^T y_w) = dw x y_w/2 + ((dw.y_w) w +
     (w.y_w) dw)/4; SE3 adds dv x C^T y_v/2 + v x (dw x y_v)/4 to out_w, and out_v moves by
@@ -170,7 +174,7 @@ def dtau_inv_transpose_jvp(w, v, y_w, y_v, dw, dv, se3):
     return out_w, dc_v
 
 
-@kernel(inline="always")
+@kernel
 def balance_map(w, v, g_w, g_v, se3):
     """Q(p) g = Ad^T g - (d^R tau_p)^{-T} s'(p)^T (d^R tau_s)^T Ad^T g, Ad^T = Ad_{sigma^{-1}}^T,
     sigma = tau(s(p)): the forces' share of the balance (cayley module docstring: P_k = mu + h
@@ -185,7 +189,7 @@ def balance_map(w, v, g_w, g_v, se3):
     return so3.sub(z_w, ww), so3.sub(z_v, wv)
 
 
-@kernel(inline="always")
+@kernel
 def balance_map_jvp(w, v, g_w, g_v, dw, dv, se3):
     """d/dp of Q(p) g (balance_map) along (dw, dv) at fixed g: the chain rule through each
     factor, each linear in its vector argument."""
