@@ -73,22 +73,26 @@ def _case(
 
 @contextlib.contextmanager
 def _counting_factorisations():
-    """Count the sparse LU factorisations (one per Newton iteration) of the implicit scheme
-    and equilibrium."""
-    from rodsim.integrators import equilibrium, implicit
+    """Count the sparse and band LU factorisations (one per Newton iteration) of the
+    implicit scheme and equilibrium."""
+    from rodsim.integrators import banded, vi_solver
 
     count = [0]
-    real = implicit.splu
+    real_splu, real_band = vi_solver.splu, banded.factor
 
     def splu(*a, **kw):
         count[0] += 1
-        return real(*a, **kw)
+        return real_splu(*a, **kw)
 
-    implicit.splu = equilibrium.splu = splu
+    def factor(*a, **kw):
+        count[0] += 1
+        return real_band(*a, **kw)
+
+    vi_solver.splu, banded.factor = splu, factor
     try:
         yield count
     finally:
-        implicit.splu = equilibrium.splu = real
+        vi_solver.splu, banded.factor = real_splu, real_band
 
 
 def _timed(case: Path, overrides: list, folder: Path, vtk=False) -> float:

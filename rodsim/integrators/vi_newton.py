@@ -226,6 +226,7 @@ def form(solver, lin: Linear, sd, xi, w, out, post) -> bool:
     lin.h = sd.h
     p, m = solver.pattern, solver.model
     if solver.kbuf is not None:  # exact, from the terms' tangents (vi_jacobian_dynamic)
+        solver.ready()
         dynamic_jacobian(
             m.nodes, m.terms, sd._replace(conserve=0), xi, w, solver.slots, p.indptr,
             p.indices, solver.kbuf, solver.data,
