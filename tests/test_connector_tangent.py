@@ -17,13 +17,14 @@ for the series switches near 0 and the angle near pi.
 
 import numpy as np
 import pytest
+from rotations import exp_matrix as _exp
+from rotations import hat as _hat
+from rotations import qmul as _qmul
+from rotations import quats as _quats
 
 from rodsim.integrators.sparsity import make_pattern
-from rodsim.lie import so3
-from rodsim.lie.arrays import as_matrix
 from rodsim.model import connector_tangent as ctan
 from rodsim.model import connectors as mc
-from rodsim.model import rod
 
 pytestmark = pytest.mark.fast
 
@@ -35,33 +36,6 @@ ANGLES = [1e-9, 1e-4, 0.5, 1.5, 2.0, np.pi - 1e-6, np.pi + 1e-6]
 NODES = 3  # node 1 is not connected: its blocks must stay 0
 A, B = 2, 0  # the connector's nodes (b before a in the node order)
 WORST = {}  # measured max block errors, per case (printed by -s)
-
-
-def _exp(v):
-    return as_matrix(so3.exp(tuple(float(c) for c in v)))
-
-
-def _hat(v):
-    return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-
-
-def _qmul(p, q):
-    w1, x1, y1, z1 = p
-    w2, x2, y2, z2 = q
-    return np.array(
-        [
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-        ]
-    )
-
-
-def _quats(rot):
-    quat = np.empty((rot.shape[0], 4))
-    rod.node_quaternions(rot, quat, 0, rot.shape[0])
-    return quat
 
 
 def _reference(seed):

@@ -20,10 +20,13 @@ so3_tangent gives 1e-2). Identities exact in exact arithmetic use ROUND = 1e-13.
 
 import numpy as np
 import pytest
+from rotations import exp_matrix as _exp
+from rotations import hat as _hat
+from rotations import qmul as _qmul
+from rotations import quats as _quats
 
 from rodsim.integrators.sparsity import make_pattern
 from rodsim.lie import so3
-from rodsim.lie.arrays import as_matrix
 from rodsim.model import rod
 from rodsim.model import rod_tangent as rt
 
@@ -36,33 +39,6 @@ C1 = np.array([1.0e4, 4.0e3, 5.0e3])  # EA, GA2, GA3
 C2 = np.array([60.0, 80.0, 120.0])  # GJ, EI2, EI3
 H = 1.1
 RNG = np.random.default_rng(3636)
-
-
-def _exp(v):
-    return as_matrix(so3.exp(tuple(float(x) for x in v)))
-
-
-def _hat(v):
-    return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-
-
-def _qmul(p, q):
-    w1, x1, y1, z1 = p
-    w2, x2, y2, z2 = q
-    return np.array(
-        [
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-        ]
-    )
-
-
-def _quats(rot):
-    quat = np.empty((rot.shape[0], 4))
-    rod.node_quaternions(rot, quat, 0, rot.shape[0])
-    return quat
 
 
 def _oracle(el, x, rot):

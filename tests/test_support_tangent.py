@@ -10,11 +10,12 @@ must match within BLOCK_TOL = 1e-10 of its own largest entry (measured: a few 1e
 
 import numpy as np
 import pytest
+from rotations import exp_matrix as _exp
+from rotations import hat as _hat
+from rotations import qmul as _qmul
+from rotations import quats as _quats
 
 from rodsim.integrators.sparsity import make_pattern
-from rodsim.lie import so3
-from rodsim.lie.arrays import as_matrix
-from rodsim.model import rod
 from rodsim.model import support_tangent as stan
 from rodsim.model.supports import Support, pack_supports, support_forces
 
@@ -29,33 +30,6 @@ AXIS = np.array([0.3, -0.8, 0.5]) / np.linalg.norm([0.3, -0.8, 0.5])
 # 1e-7 on |qv|, rod._SMALL on the half angle, so3_tangent.SERIES_T on |psi|) and pi +- 1e-6
 ANGLES = [0.0, 1e-9, 1e-4, 2e-3, 2e-3 * (1 + 1e-9), 0.5, stan.so3_tangent.SERIES_T, 2.0]
 ANGLES += [np.pi - 1e-6, np.pi + 1e-6]
-
-
-def _exp(v):
-    return as_matrix(so3.exp(tuple(float(x) for x in v)))
-
-
-def _hat(v):
-    return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-
-
-def _qmul(p, q):
-    w1, x1, y1, z1 = p
-    w2, x2, y2, z2 = q
-    return np.array(
-        [
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-        ]
-    )
-
-
-def _quats(rot):
-    quat = np.empty((rot.shape[0], 4))
-    rod.node_quaternions(rot, quat, 0, rot.shape[0])
-    return quat
 
 
 def _model(angle, frame):
