@@ -234,6 +234,15 @@ class Ahead:
     pid: int
     done: bool = False
 
+    def finished(self) -> bool:
+        """Whether the child has ended (reaped then; wait returns at once)."""
+        if not self.done:
+            try:
+                self.done = os.waitpid(self.pid, os.WNOHANG)[0] != 0
+            except ChildProcessError:
+                self.done = True
+        return self.done
+
     def wait(self) -> None:
         """Return when the child has finished (its kernels are then in the cache); one that
         is still at work after AHEAD_LIMIT, or when this process is interrupted, is stopped
@@ -254,6 +263,9 @@ class Ahead:
             _stop(self.pid)
             raise
         _stop(self.pid)
+
+
+_AHEAD: list[Ahead] = []  # the children compiling ahead (at most one runs)
 
 
 def _stop(pid: int) -> None:
@@ -285,13 +297,19 @@ def compile_ahead(jobs: list[tuple]) -> Ahead | None:
         return None
     if threading.current_thread() is not threading.main_thread() or threading.active_count() > 1:
         return None
+    # one child at a time: a run that never called its kernel (a test, an aborted start)
+    # must not leave a second compiling the same kernel beside it
+    _AHEAD[:] = [a for a in _AHEAD if not a.finished()]
+    if _AHEAD:
+        return None
     jobs = [(d, tuple(t)) for d, t in jobs if not _cached(d, tuple(t))]
     if not jobs:
         return None
     pid = os.fork()
     if pid:
         log.debug("compiling %d kernels ahead in process %d", len(jobs), pid)
-        return Ahead(pid)
+        _AHEAD.append(Ahead(pid))
+        return _AHEAD[-1]
     status = 0  # the child: compile, then leave without the parent's exit handlers
     try:
         _LISTENER.callbacks.clear()  # the parent's display is not the child's
