@@ -98,7 +98,7 @@ def start(
 ) -> Equilibrium:
     """Start from the reference configuration (prescribed motions at load 0)."""
     solver = implicit.make_solver(model, group)
-    solver.compile_ahead(vr.STATIC)
+    solver.compile_ahead()
     x, rot = model.x0.copy(), model.rot0.copy()
     if model.prescribed.node.shape[0]:
         impose(model.prescribed, 0.0, model.x0, model.rot0, x, rot)

@@ -121,7 +121,6 @@ def start(
     quat = np.empty((model.n_nodes, 4))
     quaternions(state.rot, quat)
     solver = make_solver(model, group)
-    solver.compile_ahead(vr.DYNAMIC)
     # first guess of the step velocity: JJ^{-1} P_k
     mom = np.empty((model.n_nodes, 6))
     body_momenta(state.rot, state.p, state.pi, solver.se3, mom)

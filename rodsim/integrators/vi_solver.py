@@ -74,27 +74,21 @@ class Solver:
     # the analytic Jacobian's kernel compiling in a second process (compile_ahead)
     ahead: kernel_cache.Ahead | None = field(default=None, repr=False)
 
-    def compile_ahead(self, mode: int) -> None:
-        """Start compiling the analytic Jacobian's kernel of `mode` (STATIC, DYNAMIC) in a
-        second process while this one compiles the residual (a first run on a cold cache:
-        kernel_cache.compile_ahead); its first use waits for it (ready)."""
+    def compile_ahead(self) -> None:
+        """Start compiling the static analytic Jacobian's kernel in a second process while
+        this one compiles the residual (a first run on a cold cache: kernel_cache.
+        compile_ahead); its first use waits for it (ready). Not for the dynamic Jacobian: the
+        adaptive steps form it before their first residual, so nothing would overlap."""
         m, p = self.model, self.pattern
         n = m.n_nodes
-        if self.slots is None or (mode == vr.DYNAMIC and self.kbuf is None) or not n:
+        if self.slots is None or not n:
             return
         quat = np.zeros((n, 4))
         quat[:, 0] = 1.0
-        sd = step_data(self, m.x0, m.rot0, quat, np.zeros((n, 6)), 1.0, 0.0, 0.0, mode)
-        if mode == vr.STATIC:
-            function = static_jacobian
-            args = (m.nodes, m.terms, sd, self.slots, p.indptr, p.indices, self.data)
-        else:
-            function = dynamic_jacobian
-            xi = np.zeros((n, 6))
-            args = (m.nodes, m.terms, sd, xi, self.real, self.slots, p.indptr, p.indices)
-            args = (*args, self.kbuf, self.data)
-        types = tuple(function.typeof_pyval(a) for a in args)
-        self.ahead = kernel_cache.compile_ahead([(function, types)])
+        sd = step_data(self, m.x0, m.rot0, quat, np.zeros((n, 6)), 1.0, 0.0, 0.0, vr.STATIC)
+        args = (m.nodes, m.terms, sd, self.slots, p.indptr, p.indices, self.data)
+        types = tuple(static_jacobian.typeof_pyval(a) for a in args)
+        self.ahead = kernel_cache.compile_ahead([(static_jacobian, types)])
 
     def ready(self) -> None:
         """Wait for the kernel compile_ahead started (then in the cache)."""
