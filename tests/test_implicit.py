@@ -203,10 +203,11 @@ def test_legendre_transforms_match_finite_differences(group):
 # --- the Jacobian ------------------------------------------------------------------------------
 
 
-def _busy_model(damping=(0.02, 0.3)):
+def _busy_model(damping=(0.02, 0.3), dashpots=True, follower=True, displacement=False):
     """Two rods at a right angle (end frames), a follower load, a dead moment, gravity, a pin
     with a free spin component, a prescribed rotation and elastic supports with dashpots in
-    both frames: every path of the residual."""
+    both frames: every path of the residual. dashpots, follower: the supports' dashpots and
+    the follower load, or none; displacement: a prescribed displacement too."""
     part_a = straight_rod([0, 0, 0], [1, 0, 0], 3, up=[0, 0, 1])
     part_b = straight_rod([1, 0, 0], [1, 1, 0.2], 3, up=[0, 0, 1])
     x0 = np.vstack([part_a.points, part_b.points[1:]])
@@ -220,16 +221,26 @@ def _busy_model(damping=(0.02, 0.3)):
     fixed = np.zeros((7, 6), dtype=bool)
     fixed[0, :3] = True
     fixed[0, 3:5] = True  # pin with a free spin about z
-    loads = [
-        NodalLoad(
-            nodes=[6],
-            force=(0.3, -0.2, 0.5),
-            moment=(0.1, 0, 0.2),
-            follower=True,
-            time=timefunc.ramp(1.0),
-        ),
-        NodalLoad(nodes=[3], moment=(0, 0.4, 0), time=timefunc.constant(1.0)),
-    ]
+    loads = [NodalLoad(nodes=[3], moment=(0, 0.4, 0), time=timefunc.constant(1.0))]
+    if follower:
+        loads.insert(
+            0,
+            NodalLoad(
+                nodes=[6],
+                force=(0.3, -0.2, 0.5),
+                moment=(0.1, 0, 0.2),
+                follower=True,
+                time=timefunc.ramp(1.0),
+            ),
+        )
+    prescribed = [Prescribed(np.array([6]), rotation=(0.0, 0.3, 0.1), time=timefunc.ramp(1.0))]
+    if displacement:
+        prescribed.append(
+            Prescribed(np.array([4]), displacement=(0.1, None, 0.05), time=timefunc.ramp(1.0))
+        )
+    c_t, c_r = ((0.5, 0.6, 0.7), (0.2, 0, 0)), ((0.04, 0.05, 0.06), (0, 0, 0.03))
+    if not dashpots:
+        c_t, c_r = ((0, 0, 0), (0, 0, 0)), ((0, 0, 0), (0, 0, 0))
     from rodsim.model.loads import Gravity
 
     return build_model(
@@ -241,18 +252,11 @@ def _busy_model(damping=(0.02, 0.3)):
         loads=loads,
         end_frames=end_frames,
         gravity=[Gravity((0, 0, -9.81), timefunc.constant(1.0))],
-        prescribed=[Prescribed(np.array([6]), rotation=(0.0, 0.3, 0.1), time=timefunc.ramp(1.0))],
+        prescribed=prescribed,
         damping=damping,
         supports=[
-            Support(
-                np.array([3]),
-                (50, 60, 70),
-                (4, 5, 6),
-                (0.5, 0.6, 0.7),
-                (0.04, 0.05, 0.06),
-                "section",
-            ),
-            Support(np.array([2, 5]), (30, 0, 20), (0, 3, 0), (0.2, 0, 0), (0, 0, 0.03), "global"),
+            Support(np.array([3]), (50, 60, 70), (4, 5, 6), c_t[0], c_r[0], "section"),
+            Support(np.array([2, 5]), (30, 0, 20), (0, 3, 0), c_t[1], c_r[1], "global"),
         ],
     )
 

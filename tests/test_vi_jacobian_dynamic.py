@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import GROUPS
-from test_implicit import _deformed
+from test_implicit import _busy_model, _deformed
 
 from rodsim.integrators import cayley, implicit
 from rodsim.integrators import cayley_tangent as ct
@@ -17,12 +17,9 @@ from rodsim.integrators import vi_jacobian_dynamic as vjd
 from rodsim.integrators import vi_residual as vr
 from rodsim.lie import so3
 from rodsim.mesh.generate import straight_rod
-from rodsim.model import forces, timefunc
+from rodsim.model import forces
 from rodsim.model.assembly import build_model
-from rodsim.model.loads import Gravity, NodalLoad
-from rodsim.model.prescribed import Prescribed
 from rodsim.model.sections import section_from_resultants
-from rodsim.model.supports import Support
 
 RNG = np.random.default_rng(36)
 EPS = 1e-30  # complex step: nothing cancels
@@ -166,54 +163,13 @@ def test_node_factors(group, size):
 
 
 def _undamped_model(alpha=0.0, prescribed_translation=True, follower=True):
-    """_busy_model of test_implicit without dashpots or strain-rate damping (the analytic
-    dynamic Jacobian's scope): two rods at a right angle, a follower load, a dead moment,
-    gravity, a pin with a free spin, a prescribed rotation (and a prescribed displacement),
-    elastic supports in both frames, mass damping alpha."""
-    part_a = straight_rod([0, 0, 0], [1, 0, 0], 3, up=[0, 0, 1])
-    part_b = straight_rod([1, 0, 0], [1, 1, 0.2], 3, up=[0, 0, 1])
-    x0 = np.vstack([part_a.points, part_b.points[1:]])
-    frames = np.vstack([part_a.frames, part_b.frames[1:]])
-    conn = np.vstack([part_a.conn, part_b.conn + 3])
-    end_frames = np.stack([np.stack([frames[i], frames[j]]) for i, j in conn])
-    end_frames[3, 0] = part_b.frames[0]
-    sec = section_from_resultants(
-        EA=1e3, GA=[800, 900], GJ=30, EI=[20, 25], rhoA=1.2, rhoI=[0.01, 0.02]
-    )
-    fixed = np.zeros((7, 6), dtype=bool)
-    fixed[0, :3] = True
-    fixed[0, 3:5] = True
-    loads = [NodalLoad(nodes=[3], moment=(0, 0.4, 0), time=timefunc.constant(1.0))]
-    if follower:
-        loads.append(
-            NodalLoad(
-                nodes=[6],
-                force=(0.3, -0.2, 0.5),
-                moment=(0.1, 0, 0.2),
-                follower=True,
-                time=timefunc.ramp(1.0),
-            )
-        )
-    prescribed = [Prescribed(np.array([6]), rotation=(0.0, 0.3, 0.1), time=timefunc.ramp(1.0))]
-    if prescribed_translation:
-        prescribed.append(
-            Prescribed(np.array([4]), displacement=(0.1, None, 0.05), time=timefunc.ramp(1.0))
-        )
-    return build_model(
-        x0,
-        frames,
-        conn,
-        sec,
-        fixed=fixed,
-        loads=loads,
-        end_frames=end_frames,
-        gravity=[Gravity((0, 0, -9.81), timefunc.constant(1.0))],
-        prescribed=prescribed,
+    """_busy_model of test_implicit without dashpots or strain-rate damping, with a prescribed
+    displacement: mass damping alpha only."""
+    return _busy_model(
         damping=(0.0, alpha),
-        supports=[
-            Support(np.array([3]), (50, 60, 70), (4, 5, 6), frame="section"),
-            Support(np.array([2, 5]), (30, 0, 20), (0, 3, 0), frame="global"),
-        ],
+        dashpots=False,
+        follower=follower,
+        displacement=prescribed_translation,
     )
 
 
@@ -317,13 +273,6 @@ def test_damping_analytic_rule():
     assert vjd.damping_analytic(forces.make_terms(damped))
 
 
-def _with_tangents(solver):
-    """The solver, whose Jacobians are assembled from the terms' tangents (every term of
-    these models has one, and every damping that acts has blocks)."""
-    assert solver.slots is not None and solver.kbuf is not None
-    return solver
-
-
 @pytest.mark.parametrize("group", GROUPS)
 @pytest.mark.parametrize("scale", [1.0, 0.05])
 @pytest.mark.parametrize("alpha", [0.0, 0.4])
@@ -333,7 +282,8 @@ def test_dynamic_jacobian_matches_complex_step(group, scale, alpha):
     damping: Solver.matrix (the terms' tangents, then the node maps) against the complex step,
     h = 0.05, xi normal of the scale, a deformed start."""
     model = _undamped_model(alpha, follower=False)
-    solver = _with_tangents(implicit.make_solver(model, group))
+    solver = implicit.make_solver(model, group)
+    assert solver.slots is not None and solver.kbuf is not None
     x, rot, quat = _deformed(model, RNG, 0.1)
     mom = RNG.normal(size=(model.n_nodes, 6))
     h = 0.05
@@ -347,20 +297,20 @@ def test_dynamic_jacobian_matches_complex_step(group, scale, alpha):
     assert worst < TOL
 
 
-@pytest.mark.parametrize("group", GROUPS)
-def test_run_matches_complex_jacobian(group):
-    """20 fixed steps with the analytic Jacobian give the states of the complex one to the
-    Newton tolerance (both converge to the same root; the iterates differ by round-off)."""
+def runs_agree(model, group):
+    """20 fixed steps with the analytic Jacobian reach the states of 20 with the complex step
+    (the oracle): both converge to the same root at Newton tolerance 1e-12, the iterates
+    differing by round-off, so the states agree far inside 1e-9 of their size. Returns the
+    analytic run."""
     from rodsim.integrators import dynamics
 
-    model = _undamped_model(0.3, follower=False)
     runs = []
     for analytic in (False, True):
         state = dynamics.initial_state(model)
         run = implicit.start(model, 0.02, group=group, state=state, tol=1e-12)
         if analytic:
-            run.solver = _with_tangents(run.solver)
-        else:  # the complex step throughout (the oracle)
+            assert run.solver.slots is not None and run.solver.kbuf is not None
+        else:
             run.solver = dataclasses.replace(run.solver, slots=None, real=None, kbuf=None)
         implicit.advance(run, 20)
         runs.append(run)
@@ -370,4 +320,11 @@ def test_run_matches_complex_jacobian(group):
     np.testing.assert_allclose(b.state.rot, a.state.rot, rtol=0, atol=1e-9)
     np.testing.assert_allclose(b.state.p, a.state.p, rtol=0, atol=1e-9 * np.abs(a.state.p).max())
     assert b.max_iterations <= a.max_iterations + 1
-    assert np.any(b.solver.kbuf), "the analytic Jacobian was used"
+    return b
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_run_matches_complex_jacobian(group):
+    """The undamped model's 20 fixed steps: analytic and complex Jacobian agree (runs_agree)."""
+    run = runs_agree(_undamped_model(0.3, follower=False), group)
+    assert np.any(run.solver.kbuf), "the analytic Jacobian was used"

@@ -122,7 +122,7 @@ def damping_analytic(terms: ForceTerms, skip=()) -> bool:
         own = getattr(terms, t.name)
         if t.damped is None or t in skip or not t.damped(own, terms.beta, terms.alpha):
             continue
-        if t.present is not None and not t.present(own):
+        if not t.present(own):
             continue
         if t.step_damping_tangent is None or t.tangent is None:
             return False
