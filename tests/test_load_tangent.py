@@ -16,6 +16,7 @@ Tolerances.
 
 import numpy as np
 import pytest
+from test_plate_element import expm, hat
 
 from rodsim.model import timefunc
 from rodsim.model.load_tangent import add_follower_tangents, add_pressure_tangents, follower_slots
@@ -36,16 +37,6 @@ FD_STEP = 1.0e-5
 FD_TOL = 1.0e-7
 ROUND = 1.0e-12
 T = 1.4  # ramp(2.0): the multiplier is 0.7
-
-
-def hat(a):
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-
-
-def expm(a):
-    t = np.linalg.norm(a)
-    k = hat(a)
-    return np.eye(3) + np.sin(t) / t * k + (1 - np.cos(t)) / t**2 * k @ k
 
 
 def dense_pattern(n):

@@ -17,6 +17,7 @@ Tolerances.
 
 import numpy as np
 import pytest
+from test_plate_element import expm, hat
 
 from rodsim.model.plate import assemble_plate_forces, make_plates
 from rodsim.model.plate_tangent import add_plate_tangents, plate_slots
@@ -30,19 +31,6 @@ ROUND = 1.0e-12
 E_MOD, NU, H, RHO = 1.0e3, 0.3, 0.2, 1.0
 
 # --- numpy helpers ----------------------------------------------------------------------------
-
-
-def hat(a):
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-
-
-def expm(a):
-    """Rodrigues' formula."""
-    t = np.linalg.norm(a)
-    k = hat(a)
-    if t < 1e-8:
-        return np.eye(3) + k + 0.5 * k @ k
-    return np.eye(3) + np.sin(t) / t * k + (1 - np.cos(t)) / t**2 * k @ k
 
 
 def dense_pattern(n):
