@@ -22,6 +22,7 @@ lock on ``<index>.lock`` for the update and names each data file by a hash of it
 line) and counts their wall time, so that the step rate and the ETA can leave it out.
 """
 
+import atexit
 import contextlib
 import fcntl
 import hashlib
@@ -148,11 +149,34 @@ def _locked(path: str):
 
 
 def make_safe(dispatcher) -> None:
-    """Give a cached numba dispatcher the locked index (LockedCacheFile)."""
+    """Give a cached numba dispatcher the locked index (LockedCacheFile) and a cache key that
+    holds the fingerprint of rodsim's sources (source_fingerprint)."""
     cache = getattr(dispatcher, "_cache", None)
     index = getattr(cache, "_cache_file", None)
     if isinstance(index, caching.IndexDataCacheFile):
         index.__class__ = LockedCacheFile
+    plain = getattr(cache, "_index_key", None)
+    if plain is not None:
+        cache._index_key = lambda sig, codegen: (*plain(sig, codegen), source_fingerprint())
+
+
+def source_fingerprint() -> str:
+    """A hash of every rodsim source file's content. numba's cache checks a kernel's own file
+    only, yet a cached kernel holds the code of every kernel it calls: after a change to a
+    callee's module (an upgrade of rodsim, an edit) it ran the old callee, on data laid out
+    for the new one (a crash, or wrong numbers). With this hash in every kernel's cache key, a
+    change to any source compiles everything again."""
+    if not _FINGERPRINT:
+        digest = hashlib.sha256()
+        root = Path(__file__).resolve().parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+        _FINGERPRINT.append(digest.hexdigest()[:16])
+    return _FINGERPRINT[0]
+
+
+_FINGERPRINT: list[str] = []
 
 
 # --- compile watch ---------------------------------------------------------------------------
@@ -268,13 +292,22 @@ class Ahead:
 _AHEAD: list[Ahead] = []  # the children compiling ahead (at most one runs)
 
 
+@atexit.register
+def _stop_unfinished() -> None:
+    # a child this process never waited for (rodsim.integrators.adaptive_batch compiles its
+    # kernel while the steps go on; a short run ends first) must not outlive the run
+    for ahead in _AHEAD:
+        if not ahead.finished():
+            _stop(ahead.pid)
+
+
 def _stop(pid: int) -> None:
     with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
 
 
-def _cached(dispatcher, types: tuple) -> bool:
+def cached(dispatcher, types: tuple) -> bool:
     """Whether dispatcher has an overload for types in memory or in the cache folder."""
     if types in dispatcher.overloads:
         return True
@@ -290,7 +323,8 @@ def _cached(dispatcher, types: tuple) -> bool:
 def compile_ahead(jobs: list[tuple]) -> Ahead | None:
     """Compile the kernels `jobs` ((dispatcher, argument types) pairs) in a forked process
     into the cache while this one compiles the rest: a first run's kernel families then
-    compile on two cores. Call Ahead.wait() before calling one of them. None (nothing
+    compile on two cores. Call Ahead.wait() before calling one of them (or poll
+    Ahead.finished(); a child still at work when this process exits is stopped). None (nothing
     forked) where every job is cached already, off Linux (fork is unsafe on macOS and absent
     on Windows), where another Python thread runs (it could hold a lock the child needs: a
     Dask worker), on one CPU, or with RODSIM_COMPILE_AHEAD=0."""
@@ -305,7 +339,7 @@ def compile_ahead(jobs: list[tuple]) -> Ahead | None:
     _AHEAD[:] = [a for a in _AHEAD if not a.finished()]
     if _AHEAD:
         return None
-    jobs = [(d, tuple(t)) for d, t in jobs if not _cached(d, tuple(t))]
+    jobs = [(d, tuple(t)) for d, t in jobs if not cached(d, tuple(t))]
     if not jobs:
         return None
     pid = os.fork()

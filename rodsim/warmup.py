@@ -56,6 +56,10 @@ BUILTIN = {
         _ROD + "solver: {parallel: true, dt: 1.0e-4, t_end: 1.0e-3}\n",
     ),
     "implicit": ("rods, implicit", _ROD + "solver: {scheme: implicit, dt: 1.0e-3, t_end: 0.01}\n"),
+    "implicit-adaptive": (
+        "rods, adaptive implicit",
+        _ROD + "solver: {scheme: implicit, t_end: 0.01, adaptive: {tol: 1.0e-3}}\n",
+    ),
     "equilibrium": ("rods, equilibrium", _ROD + "solver: {analysis: equilibrium}\n"),
     "supports": (
         "rods on elastic supports, equilibrium",
@@ -73,7 +77,18 @@ def warm(
     seconds, kernels) after each. Returns this process's compile totals. CaseError for a case
     file that does not validate."""
     from rodsim import run
+    from rodsim.integrators import adaptive_batch
 
+    # adaptive implicit steps: their compiled batch too, which a run compiles only when it is
+    # long (rodsim.integrators.adaptive_batch._ready)
+    adaptive_batch.COMPILE_HERE = True
+    try:
+        return _warm(run, cases, report)
+    finally:
+        adaptive_batch.COMPILE_HERE = False
+
+
+def _warm(run, cases, report) -> kernel_cache.Compiling:
     with tempfile.TemporaryDirectory(prefix="rodsim-warmup-") as tmp:
         if cases:
             named = [(str(c), Path(c)) for c in cases]

@@ -10,7 +10,7 @@ import pytest
 import rodsim
 from rodsim import api, sequence, solvers
 from rodsim.errors import CaseError, NumericalError
-from rodsim.integrators import adaptive, banded, implicit
+from rodsim.integrators import adaptive, adaptive_batch, banded, implicit
 from rodsim.integrators import vi_residual as vr
 from rodsim.model import forces
 
@@ -161,6 +161,9 @@ def test_steps_end_on_the_kinks_of_the_loads(tmp_path, monkeypatch):
     )
     ends = []
     attempt = adaptive._attempt
+    # the Python-driven steps, whose attempts can be watched (the compiled batches take the
+    # same steps: test_adaptive_batch)
+    monkeypatch.setattr(adaptive_batch, "batchable", lambda run, c: False)
 
     def recording(run, c, t, h):
         result = attempt(run, c, t, h)
@@ -268,10 +271,13 @@ def test_restart_with_a_later_end_time_continues_the_adaptive_steps(tmp_path):
             assert np.array_equal(f[name][()], g[name][()]), name
 
 
-def test_a_stop_between_frames_writes_the_state_there_and_goes_on_bit_for_bit(tmp_path):
+def test_a_stop_between_frames_writes_the_state_there_and_goes_on_bit_for_bit(
+    tmp_path, monkeypatch
+):
     """A frame interval holds many adaptive steps: a stop request is acted on after the step
-    it comes in, with an off-schedule frame at that time; the run continued from its restart
-    state lands on the same frames as one never stopped."""
+    (here batches of one step) it comes in, with an off-schedule frame at that time; the run
+    continued from its restart state lands on the same frames as one never stopped."""
+    monkeypatch.setattr(adaptive_batch, "BATCH", 1)
     case = rodsim.load_case(
         _case(tmp_path, "{scheme: implicit, t_end: 0.6, adaptive: {tol: 1.0e-3}}", peak=-30,
               interval=0.3)

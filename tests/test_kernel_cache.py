@@ -7,6 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 from conftest import spaghetti
@@ -185,3 +186,22 @@ def test_an_index_naming_a_removed_type_counts_as_stale(tmp_path):
     assert index._load_index() == {}
     index.save(("fresh", 2), b"new")  # a save rewrites the stale index
     assert index.load(("fresh", 2)) == b"new"
+
+
+@kernel
+def _twice(x):
+    return 2.0 * x
+
+
+def test_a_change_to_any_source_is_a_new_cache_key(monkeypatch):
+    """A cached kernel holds the code of the kernels it calls, from other modules: its cache
+    key holds the fingerprint of all of rodsim's sources, so that after a change to any of
+    them (an upgrade) the kernel compiles again instead of running a callee's old code."""
+    _twice(1.0)
+    cache, codegen = _twice._cache, _twice.targetctx.codegen()
+    types = (numba.float64,)
+    index = cache._cache_file._load_index()
+    assert cache._index_key(types, codegen) in index
+    assert kernel_cache.source_fingerprint() in cache._index_key(types, codegen)
+    monkeypatch.setattr(kernel_cache, "_FINGERPRINT", ["another source"])
+    assert cache._index_key(types, codegen) not in index

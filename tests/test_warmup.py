@@ -33,12 +33,19 @@ def _rodsim(*args, cache=None):
     )
 
 
-def test_warmup_compiles_what_the_run_needs(tmp_path):
+ADAPTIVE = "solver: {scheme: implicit, t_end: 0.05, adaptive: {tol: 1.0e-3}}"
+
+
+@pytest.mark.parametrize("solver", [None, ADAPTIVE], ids=["explicit", "adaptive"])
+def test_warmup_compiles_what_the_run_needs(tmp_path, solver):
     """After `rodsim warmup case.yaml` the case's run compiles nothing: warmup covers every
     kernel the run calls (the suite's own cache: cold or warm, the run after warmup must not
-    compile), and a second warmup finds everything compiled."""
+    compile), and a second warmup finds everything compiled. Adaptive implicit steps: their
+    compiled batch too (rodsim.integrators.adaptive_batch), which the run then takes."""
     case = tmp_path / "case.yaml"
-    case.write_text(CASE)
+    case.write_text(
+        CASE if solver is None else CASE.replace("solver: {dt: 1.0e-4, t_end: 2.0e-3}", solver)
+    )
     out = _rodsim("warmup", str(case))
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("kernel cache ")
@@ -113,4 +120,5 @@ def test_builtin_warmup_cases_validate(tmp_path):
     assert kinds["explicit-parallel"].parallel
     assert not kinds["explicit"].parallel
     assert kinds["implicit"].kind == "implicit"
+    assert prepare(tmp_path / "implicit-adaptive.yaml").case.settings.solver.adaptive is not None
     assert kinds["plates"].kind == kinds["supports"].kind == "equilibrium"

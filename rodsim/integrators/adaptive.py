@@ -46,13 +46,14 @@ REBALANCE = 2  # solves of a step again to bring its energy balance within energ
 class Settings:
     """solver.adaptive, resolved: tol (local error), energy_tol (bound of the summed energy
     balance error relative to the largest energy, with conserve_energy), dt_min, dt_max
-    (time), grow (the largest growth of a step)."""
+    (time), grow (the largest growth of a step), t_end (the run's end time)."""
 
     tol: float
     energy_tol: float
     dt_min: float
     dt_max: float
     grow: float = 2.0
+    t_end: float = math.inf  # the run's end (rodsim.integrators.adaptive_batch: a long run?)
 
 
 @dataclass
@@ -78,6 +79,9 @@ class Control:
     work: vr.Work | None = field(default=None, repr=False)  # float64 scratch
     loads: vr.Work | None = field(default=None, repr=False)  # its f, tau: loads and damping
     scratch: "Scratch | None" = field(default=None, repr=False)
+    # whether the steps run in compiled batches: None, a tuple while timing the steps or
+    # compiling the batch kernel, then True or False (rodsim.integrators.adaptive_batch._ready)
+    batch: object = field(default=None, repr=False)
 
 
 def start(run, settings: Settings, h0: float) -> Control:
@@ -177,6 +181,8 @@ class Scratch:
         self.mass = max(float(np.sum(m.mass)), 1e-300)
         self.x1, self.q1 = np.empty((n, 3)), np.empty((n, 4))
         self.rot1, self.p1, self.pi1 = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3))
+        # rodsim.integrators.adaptive_batch's: the solve's start, the accept hooks' quaternions
+        self.start, self.quat = np.empty((n, 6)), np.empty((n, 4))
 
 
 def _step_data(run, c: Control, t: float, h: float) -> vr.StepData:
@@ -294,10 +300,15 @@ def _reject(c: Control, h: float, factor: float, t: float, why: str) -> None:
     c.rejected += 1
     c.h = h * factor
     if c.h < c.settings.dt_min:
-        raise NumericalError(
-            f"the adaptive implicit step fell below solver.adaptive.dt_min = "
-            f"{c.settings.dt_min:.3g} at t = {t:.6g} ({why}): lower dt_min, loosen "
-            "solver.adaptive.tol or energy_tol, or check the loads (a jump) and the model "
-            "(a blow-up)",
-            time=t,
-        )
+        raise too_small(c, t, why)
+
+
+def too_small(c: Control, t: float, why: str) -> NumericalError:
+    """The error of a step below dt_min at t, rejected for `why`."""
+    return NumericalError(
+        f"the adaptive implicit step fell below solver.adaptive.dt_min = "
+        f"{c.settings.dt_min:.3g} at t = {t:.6g} ({why}): lower dt_min, loosen "
+        "solver.adaptive.tol or energy_tol, or check the loads (a jump) and the model "
+        "(a blow-up)",
+        time=t,
+    )

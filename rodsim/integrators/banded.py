@@ -7,8 +7,10 @@ Golub & Van Loan 4.3.5) then costs about n kl (kl + ku) flops and, called from a
 nothing per call, where SuperLU from Python costs ~100 us per factorisation of a 20-element
 rod. Where the band is wide (plates), banded() says so and the caller uses SuperLU.
 
-Storage (LAPACK's): A[i, j] at ab[kl + ku + i - j, j], rows 0..kl-1 for the fill-in of the row
-interchanges; ab (2 kl + ku + 1, n).
+Storage: LAPACK's band layout transposed, A[i, j] at ab[j, kl + ku + i - j], ab (n, 2 kl + ku
++ 1), entries 0..kl-1 of a row for the fill-in of the row interchanges: a column of the band
+is a contiguous row of ab, so the elimination's inner loops run over contiguous memory (about
+3x faster than LAPACK's layout held in C order).
 """
 
 from typing import NamedTuple
@@ -24,7 +26,7 @@ MAX_FLOPS = 3.0e7  # above this a band factorisation costs more than SuperLU's
 
 
 class Band(NamedTuple):
-    """A band matrix and its LU: ab (2 kl + ku + 1, n), piv (n,) int64; order (N,) int64 the
+    """A band matrix and its LU: ab (n, 2 kl + ku + 1), piv (n,) int64; order (N,) int64 the
     position of each node in the band ordering; kl, ku the half-bandwidths."""
 
     ab: np.ndarray
@@ -49,7 +51,7 @@ def banded(pattern: Pattern, n_nodes: int) -> Band | None:
     n = 6 * n_nodes
     if n * kl * 2 * kl > MAX_FLOPS:
         return None
-    return Band(np.zeros((3 * kl + 1, n)), np.zeros(n, dtype=np.int64), order, kl, kl)
+    return Band(np.zeros((n, 3 * kl + 1)), np.zeros(n, dtype=np.int64), order, kl, kl)
 
 
 @kernel
@@ -65,23 +67,23 @@ def fill(band_ab, kl, ku, order, data, indptr, indices):
                 r = 6 * order[b] + i
                 for j in range(6):
                     c = 6 * order[a] + j
-                    band_ab[kv + r - c, c] = data[q, i, j]
+                    band_ab[c, kv + r - c] = data[q, i, j]
 
 
 @kernel
 def factor(ab, kl, ku, piv):
     """LU with partial pivoting of the band matrix in ab, in place (dgbtf2). Returns False
     if a pivot is exactly zero (a singular matrix)."""
-    n = ab.shape[1]
+    n = ab.shape[0]
     kv = kl + ku
     ju = 0
     for j in range(n):
         km = min(kl, n - 1 - j)
         jp = 0
-        big = abs(ab[kv, j])
+        big = abs(ab[j, kv])
         for i in range(1, km + 1):
-            if abs(ab[kv + i, j]) > big:
-                big = abs(ab[kv + i, j])
+            if abs(ab[j, kv + i]) > big:
+                big = abs(ab[j, kv + i])
                 jp = i
         piv[j] = j + jp
         if big == 0.0:
@@ -89,24 +91,25 @@ def factor(ab, kl, ku, piv):
         ju = max(ju, min(j + ku + jp, n - 1))
         if jp != 0:
             for c in range(j, ju + 1):
-                tmp = ab[kv + j - c, c]
-                ab[kv + j - c, c] = ab[kv + j + jp - c, c]
-                ab[kv + j + jp - c, c] = tmp
-        inv = 1.0 / ab[kv, j]
+                tmp = ab[c, kv + j - c]
+                ab[c, kv + j - c] = ab[c, kv + j + jp - c]
+                ab[c, kv + j + jp - c] = tmp
+        inv = 1.0 / ab[j, kv]
         for i in range(1, km + 1):
-            ab[kv + i, j] *= inv
+            ab[j, kv + i] *= inv
         for c in range(j + 1, ju + 1):
-            u = ab[kv + j - c, c]
+            u = ab[c, kv + j - c]
             if u != 0.0:
+                o = kv + j - c
                 for i in range(1, km + 1):
-                    ab[kv + j + i - c, c] -= ab[kv + i, j] * u
+                    ab[c, o + i] -= ab[j, kv + i] * u
     return True
 
 
 @kernel
 def solve(ab, kl, ku, piv, b):
     """Overwrite b (n,) with the solution of A x = b from factor's LU (dgbtrs)."""
-    n = ab.shape[1]
+    n = ab.shape[0]
     kv = kl + ku
     for j in range(n - 1):
         lm = min(kl, n - 1 - j)
@@ -117,9 +120,9 @@ def solve(ab, kl, ku, piv, b):
             b[j] = tmp
         bj = b[j]
         for i in range(1, lm + 1):
-            b[j + i] -= ab[kv + i, j] * bj
+            b[j + i] -= ab[j, kv + i] * bj
     for j in range(n - 1, -1, -1):
-        b[j] /= ab[kv, j]
+        b[j] /= ab[j, kv]
         bj = b[j]
         for i in range(max(0, j - kv), j):
-            b[i] -= ab[kv + i - j, j] * bj
+            b[i] -= ab[j, kv + i - j] * bj

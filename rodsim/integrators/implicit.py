@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rodsim.errors import NumericalError
-from rodsim.integrators import adaptive, ledger, ledger_implicit
+from rodsim.integrators import adaptive, adaptive_batch, ledger, ledger_implicit
 from rodsim.integrators import vi_residual as vr
 from rodsim.integrators.diagnostics import Diagnostics, diagnostics
 from rodsim.integrators.explicit import StateArrays
@@ -200,7 +200,7 @@ def advance(run: Implicit, n_steps: int) -> None:
     if c is not None:
         for _ in range(int(n_steps)):
             end = run.t0 + (run.step + 1) * run.dt
-            t, done = adaptive.advance_to(run, c, run.time, end, run.kinks, run.stop)
+            t, done = adaptive_batch.advance_to(run, c, run.time, end, run.kinks, run.stop)
             if not done:  # a stop request: between frames, where the step ended
                 c.partial = t - (run.t0 + run.step * run.dt)
                 break

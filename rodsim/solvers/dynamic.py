@@ -86,7 +86,7 @@ def adaptive_settings(s, plan):
         return None
     largest = plan.dt if a.dt_max == "auto" else min(float(a.dt_max), plan.dt)
     smallest = 1e-6 * plan.first if a.dt_min == "auto" else float(a.dt_min)
-    return adaptive.Settings(a.tol, a.energy_tol, smallest, largest, a.grow)
+    return adaptive.Settings(a.tol, a.energy_tol, smallest, largest, a.grow, plan.t_end)
 
 
 def start_explicit(prep, begin=None):
