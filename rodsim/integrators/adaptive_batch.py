@@ -25,7 +25,6 @@ from rodsim.integrators.vi_state import body_momenta
 from rodsim.integrators.vi_step import prescribed_targets
 from rodsim.jit import kernel, switch
 from rodsim.model import forces as fterms
-from rodsim.model.rod import node_quaternions
 
 # steps a compiled call takes at most before Python checks for a stop request: about 20 ms
 # of a 20-element rod's steps, 0.3 s of a 1000-element one's
@@ -71,7 +70,7 @@ def _accept_terms(stateful, terms, x, rot, quat, t):
     """forces.accept_step: the terms' accept hooks where one has state (quat of rot)."""
     if stateful is None:
         return
-    node_quaternions(rot, quat, 0, rot.shape[0])
+    fterms.quaternions(rot, quat, 0, rot.shape[0])
     fterms.accept(terms, x, rot, quat, t)
 
 
