@@ -262,7 +262,7 @@ def advance_to(run, c: adaptive.Control, t: float, t_stop: float, kinks, stop=No
     """adaptive.advance_to (same steps, same results), in compiled batches of BATCH steps
     where batchable and the batch kernel is compiled (_ready); stop() is asked before each
     batch."""
-    if not batchable(run, c):
+    if c.batch is False or not batchable(run, c):  # decided: Python steps, no batch to set up
         return adaptive.advance_to(run, c, t, t_stop, kinks, stop)
     s, lin = run.solver, c.linear
     args = _arguments(run, c, kinks)
