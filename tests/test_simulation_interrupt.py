@@ -9,6 +9,7 @@ import textwrap
 import time
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 from conftest import small_cantilever
 
@@ -25,6 +26,7 @@ SCRIPT = textwrap.dedent(
     """
     import os, sys, time
     import numpy as np
+import pytest
     import rodsim
 
     sim = rodsim.Simulation(rodsim.case_from_yaml(sys.stdin.read()))
@@ -117,7 +119,18 @@ def test_the_run_summary_starts_on_its_own_lines(tmp_path, monkeypatch):
     assert np.all([not line.startswith("\r") for line in printed])
 
 
-def test_a_second_ctrl_c_during_the_bookkeeping_leaves_steps_and_state_agreeing(monkeypatch):
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler (KeyboardInterrupt) for the test: a pytest-xdist worker
+    ignores SIGINT."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_a_second_ctrl_c_during_the_bookkeeping_leaves_steps_and_state_agreeing(
+    monkeypatch, python_sigint
+):
     """Two SIGINTs arrive after a compiled chunk has moved the state and before the solver
     counts its steps (Python acts on a signal at the first bytecode after the compiled call):
     the KeyboardInterrupt comes after the counters, so steps and time are those of the state,
@@ -127,8 +140,6 @@ def test_a_second_ctrl_c_during_the_bookkeeping_leaves_steps_and_state_agreeing(
     import rodsim
     from rodsim.integrators import dynamics
 
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        raise AssertionError("the test needs Python's own SIGINT handler")
     case = rodsim.case_from_yaml(CASE)
     sim = rodsim.Simulation(case)
     original = dynamics._kernel

@@ -6,6 +6,7 @@ block, and a run with it against a run with the complex one."""
 
 import dataclasses
 
+import numba
 import numpy as np
 import pytest
 from conftest import GROUPS
@@ -112,8 +113,8 @@ def test_node_factors(group, size):
     the midpoint frame at fixed spatial forces for G."""
     model, solver, sd, xi = _node_setup(group, size)
     n, h, se3 = model.n_nodes, sd.h, solver.se3 == 1
-    w = vr.make_work(model.terms, n, np.float64)
-    vr.configurations(sd, xi, w)
+    sn, w = vr.nodal(sd, vr.make_work(model.terms, n, np.float64))  # the node passes' view
+    vr.configurations(sn, xi, w)
     f, tau = RNG.normal(size=(n, 3)), RNG.normal(size=(n, 3))
     alpha = 0.7
     rows, sbar, diag = (np.empty((n, 6, 6)) for _ in range(3))
@@ -121,14 +122,14 @@ def test_node_factors(group, size):
         model.mass, model.inertia, sd.rot, w.rb, f, tau, xi, h, se3, alpha, rows, sbar, diag
     )
     worst = 0.0
-    wc = vr.make_work(model.terms, n)
+    wc = vr.nodal(sd, vr.make_work(model.terms, n))[1]
     out = np.zeros((n, 6), complex)
     post = np.zeros((n, 6), complex)
     for a in range(n):
         for j in range(6):
             xc = xi.astype(complex)
             xc[a, j] += 1j * EPS
-            vr.configurations(sd, xc, wc)
+            vr.configurations(sn, xc, wc)
             # Sbar: spatial increments of g_bar (u = dx, hat(theta) = dR R^T)
             u = wc.xb[a].imag / EPS
             dr = wc.rb[a].imag / EPS @ wc.rb[a].real.T
@@ -141,7 +142,7 @@ def test_node_factors(group, size):
             wc.f[:] = f
             wc.tau[:] = tau
             wc.f[a] += fd
-            vr._dynamic_rows(model.nodes, sd, xc, wc, out, post)
+            vr._dynamic_rows(model.nodes, sn, xc, wc, out, post)
             ref = out[a].imag / EPS
             # the analytic: Diag's column j without K (forces fixed): diag[a][:, j]
             worst = max(worst, _rel([diag[a, :, j]], [ref]))
@@ -151,12 +152,12 @@ def test_node_factors(group, size):
             wc.tau[:] = tau
             v = xi[a, :3]
             wc.f[a] += -alpha * model.mass[a] * (w.rb[a] @ v if se3 else v)
-            vr.configurations(sd, xi.astype(complex), wc)
+            vr.configurations(sn, xi.astype(complex), wc)
             if j < 3:
                 wc.f[a, j] += -1j * EPS  # K = -d(f, tau): a unit of -f
             else:
                 wc.tau[a, j - 3] += -1j * EPS
-            vr._dynamic_rows(model.nodes, sd, xi.astype(complex), wc, out, post)
+            vr._dynamic_rows(model.nodes, sn, xi.astype(complex), wc, out, post)
             worst = max(worst, _rel([rows[a, :, j]], [out[a].imag / EPS]))
     print(f"{group} |p| ~ {size}: node factors' max relative error {worst:.1e}")
     assert worst < TOL_NODE
@@ -247,7 +248,8 @@ def test_node_maps_with_oracle_tangents(group, scale, alpha):
     assert vjd.damping_analytic(model.terms)
     p, n = solver.pattern, model.n_nodes
     w = vr.make_work(model.terms, n, np.float64)
-    vr.configurations(sd, xi, w)
+    sn, wn = vr.nodal(sd, w)
+    vr.configurations(sn, xi, wn)
     forces._forces(model.terms, w.xb, w.rb, w.qb, sd.t, w.f, w.tau, forces.ALL)
     kbuf = _oracle_tangent(model, p, w.xb, w.rb, w.qb, sd.t)
     data = np.zeros_like(solver.data)
@@ -328,3 +330,34 @@ def test_run_matches_complex_jacobian(group):
     """The undamped model's 20 fixed steps: analytic and complex Jacobian agree (runs_agree)."""
     run = runs_agree(_undamped_model(0.3, follower=False), group)
     assert np.any(run.solver.kbuf), "the analytic Jacobian was used"
+
+
+def test_node_passes_see_one_type_for_every_combination_of_terms():
+    """The node passes' view of the step data and scratch (vi_residual.StepNodes, WorkNodes)
+    has one numba type for a model with no force term and for one with rods, loads, supports
+    and damping (whose StepData and Work types differ: the terms' buffers), so the node passes
+    compile once; the view holds the very arrays of StepData and Work, from Python (nodal) and
+    in a kernel (step_nodes, work_nodes)."""
+    views, fulls = [], []
+    for model in (_node_model(), _busy_model()):
+        solver = implicit.make_solver(model, "SO3xR3")
+        n = model.n_nodes
+        x, rot, quat = _deformed(model, RNG, 0.1)
+        sd = implicit.step_data(solver, x, rot, quat, np.zeros((n, 6)), 0.05, 0.3, 0.3, vr.DYNAMIC)
+        w = vr.make_work(model.terms, n, np.float64)
+        sn, wn = vr.nodal(sd, w)
+        assert all(getattr(sn, f) is getattr(sd, f) for f in sn._fields)
+        assert all(getattr(wn, f) is getattr(w, f) for f in wn._fields)
+        kernel_sn, kernel_wn = _views(sd, w)
+        assert all(np.shares_memory(getattr(kernel_sn, f), getattr(sd, f)) for f in ("x", "mom"))
+        assert all(np.shares_memory(getattr(kernel_wn, f), getattr(w, f)) for f in ("xb", "t2"))
+        assert (kernel_sn.h, kernel_sn.dynamic) == (sd.h, sd.dynamic)
+        views.append((numba.typeof(sn), numba.typeof(wn)))
+        fulls.append((numba.typeof(sd), numba.typeof(w)))
+    assert fulls[0] != fulls[1]  # the terms' buffers differ ...
+    assert views[0] == views[1]  # ... and the node passes do not see them
+
+
+@numba.njit
+def _views(sd, w):
+    return vr.step_nodes(sd), vr.work_nodes(w)

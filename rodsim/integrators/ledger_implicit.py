@@ -31,14 +31,15 @@ def start(model, x, rot, t: float) -> Ledger:
 
 
 def _write_step_damping(terms):
-    lines, env = [], {"pairing": _pairing, "zero": _zero}
+    lines = []
+    env = {"pairing": _pairing, "zero": _zero, "sn": vr.step_nodes, "wn": vr.work_nodes}
     for i, t in forces.present(terms, "step_damping"):
         env[f"k{i}"] = t.step_damping
         lines += [
             "zero(w.fe, w.te)",
             f"k{i}({hook_args(t)}, sd.strains[{i}], w.end[{i}], w.res[{i}], w.x1, w.r1, w.q1, "
             "w.xb, w.rb, w.qb, xi, sd.h, sd.se3 == 1, w.fe, w.te)",
-            f"ld.sums[{COLUMN[i]}] -= pairing(sd, xi, w, w.fe, w.te)",
+            f"ld.sums[{COLUMN[i]}] -= pairing(sn(sd), xi, wn(w), w.fe, w.te)",
         ]
     return lines, env
 
@@ -93,13 +94,14 @@ def implicit_step(ld, damped, nodes, terms, sd, xi, f, tau, t_end):
     the converged step velocity xi (N,6); f, tau: the forces of the step's residual there (for
     the reactions); t_end the step's end time."""
     w = ld.work
-    vr.configurations(sd, xi, w)
+    sn, wn = vr.step_nodes(sd), vr.work_nodes(w)
+    vr.configurations(sn, xi, wn)
     forces.forces(terms, w.xb, w.rb, w.qb, sd.t, w.f, w.tau, APPLIED)
-    ld.sums[WORK] += _pairing(sd, xi, w, w.f, w.tau)
+    ld.sums[WORK] += _pairing(sn, xi, wn, w.f, w.tau)
     v = forces.forces(terms, w.x1, w.r1, w.q1, t_end, w.f2, w.t2, APPLIED)[1]
     ld.sums[WORK] += v - ld.potential[0]
     ld.potential[0] = v
-    ld.sums[SUPPORT] += _support_work(nodes, sd, xi, w, f, tau)
+    ld.sums[SUPPORT] += _support_work(nodes, sn, xi, wn, f, tau)
     _dissipation(damped, ld, terms, sd, xi, w)
 
 

@@ -329,12 +329,13 @@ def dynamic_jacobian(m, terms, sd, xi, w, slots, indptr, indices, kbuf, data):
     kbuf[0] (through g_bar) and kbuf[1] (through g_k+1), kbuf (2,B,6,6) (slots: rodsim.model.
     forces.tangent_slots), then the node maps (module docstring). m: the nodes (rodsim.model.
     assembly.NodeArrays)."""
-    vr.configurations(sd, xi, w)
+    sn, wn = vr.step_nodes(sd), vr.work_nodes(w)
+    vr.configurations(sn, xi, wn)
     fterms.forces(terms, w.xb, w.rb, w.qb, sd.t, w.f, w.tau, fterms.ALL)
     kbuf[:] = 0.0
     kb, k1 = kbuf[0], kbuf[1]
     fterms.add_tangents(terms, slots, w.xb, w.rb, w.qb, sd.t, kb)
     if _damping_blocks(terms.damped, terms, sd, xi, w, slots, kb, k1):
-        _maps(m, sd, xi, w, terms.alpha, indptr, indices, kb, k1, data)
+        _maps(m, sn, xi, wn, terms.alpha, indptr, indices, kb, k1, data)
     else:
-        _maps(m, sd, xi, w, terms.alpha, indptr, indices, kb, None, data)
+        _maps(m, sn, xi, wn, terms.alpha, indptr, indices, kb, None, data)

@@ -90,6 +90,44 @@ class Work(NamedTuple):
     t2: np.ndarray
 
 
+# The node passes' view of StepData and Work: without the force terms' buffers (StepData's
+# strains, Work's end and res: one per term, typed anew for every combination of force terms,
+# and with them every kernel that takes them). The node passes take these instead, so they
+# compile once per number type, not once per combination of terms (about 20 s for each
+# further combination a process met, measured on an implicit cantilever).
+StepNodes = NamedTuple(
+    "StepNodes", [(f, StepData.__annotations__[f]) for f in StepData._fields if f != "strains"]
+)
+WorkNodes = NamedTuple(
+    "WorkNodes", [(f, np.ndarray) for f in Work._fields if f not in ("end", "res")]
+)
+
+
+@kernel(inline="always")
+def step_nodes(sd):
+    """The StepNodes of a StepData (the same arrays)."""
+    return StepNodes(
+        sd.x, sd.rot, sd.quat, sd.mom, sd.target_x, sd.target_rot, sd.rot_prescribed, sd.h,
+        sd.t, sd.mode, sd.se3, sd.dynamic, sd.conserve, sd.u0, sd.free_body,
+    )  # fmt: skip
+
+
+@kernel(inline="always")
+def work_nodes(w):
+    """The WorkNodes of a Work (the same arrays)."""
+    return WorkNodes(
+        w.xb, w.rb, w.qb, w.x1, w.r1, w.q1, w.f, w.tau, w.reaction, w.fe, w.te, w.f2, w.t2
+    )
+
+
+def nodal(sd: StepData, w: Work) -> tuple[StepNodes, WorkNodes]:
+    """step_nodes(sd), work_nodes(w) for a call from Python."""
+    return (
+        StepNodes(*(getattr(sd, f) for f in StepNodes._fields)),
+        WorkNodes(*(getattr(w, f) for f in WorkNodes._fields)),
+    )
+
+
 def make_work(terms: fterms.ForceTerms, n_nodes: int, dtype=np.complex128) -> Work:
     """Scratch (complex128: the Jacobian's; float64: real residuals) for a model of n_nodes
     nodes and force terms `terms`."""
@@ -244,7 +282,7 @@ def _conserving_forces(m, terms, sd, xi, w):
             w.f2[a, k] = 0.0 if m.fixed[a, k] else dx
             w.t2[a, k] = 0.0 if m.fixed[a, 3 + k] else c[k]
     if sd.free_body:
-        _without_rigid_motion(m, w)
+        _without_rigid_motion(m, work_nodes(w))
     den = 0.0 * xi[0, 0]
     for a in range(n):
         j = (m.inertia[a, 0, 0] + m.inertia[a, 1, 1] + m.inertia[a, 2, 2]) / 3.0
@@ -434,12 +472,14 @@ def residual(m, terms, sd, xi, w, out, post):
     complex128 (N,6); m the nodes (rodsim.model.assembly.NodeArrays), terms the force terms.
     Returns nothing; reactions in w.reaction.
 
-    Only the force evaluation depends on the terms: the node passes are kernels of their own,
-    compiled once for every model rather than once per combination of force terms."""
-    configurations(sd, xi, w)
+    Only the force evaluation depends on the terms: the node passes are kernels of their own
+    on StepNodes and WorkNodes, compiled once for every model rather than once per combination
+    of force terms."""
+    sn, wn = step_nodes(sd), work_nodes(w)
+    configurations(sn, xi, wn)
     forces(m, terms, sd, xi, w)
-    _balance_rows(sd.dynamic, m, sd, xi, w, out, post)
-    _constraint_rows(m, sd, xi, w, out)
+    _balance_rows(sd.dynamic, m, sn, xi, wn, out, post)
+    _constraint_rows(m, sn, xi, wn, out)
 
 
 @kernel

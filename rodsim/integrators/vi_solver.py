@@ -125,7 +125,8 @@ class Solver:
     def configuration(self, sd: vr.StepData, xi: np.ndarray):
         """(x (N,3), q (N,4)) of the end configuration g_k tau(xi) (statics: tau(Delta))."""
         w = self.scratch(sd)
-        vr.configurations(sd, xi.astype(w.x1.dtype), w)
+        sn, wn = vr.nodal(sd, w)
+        vr.configurations(sn, xi.astype(w.x1.dtype), wn)
         return w.x1.real.copy(), w.q1.real.copy()
 
     def matrix(self, sd: vr.StepData, xi: np.ndarray) -> sp.csc_matrix:
