@@ -26,7 +26,6 @@ SCRIPT = textwrap.dedent(
     """
     import os, sys, time
     import numpy as np
-import pytest
     import rodsim
 
     sim = rodsim.Simulation(rodsim.case_from_yaml(sys.stdin.read()))

@@ -131,25 +131,12 @@ def nodal(sd: StepData, w: Work) -> tuple[StepNodes, WorkNodes]:
 def make_work(terms: fterms.ForceTerms, n_nodes: int, dtype=np.complex128) -> Work:
     """Scratch (complex128: the Jacobian's; float64: real residuals) for a model of n_nodes
     nodes and force terms `terms`."""
-    c = dtype
-    n = n_nodes
-    return Work(
-        np.zeros((n, 3), c),
-        np.zeros((n, 3, 3), c),
-        np.zeros((n, 4), c),
-        np.zeros((n, 3), c),
-        np.zeros((n, 3, 3), c),
-        np.zeros((n, 4), c),
-        np.zeros((n, 3), c),
-        np.zeros((n, 3), c),
-        np.zeros((n, 6), c),
-        fterms.make_strains(terms, c),
-        fterms.make_resultants(terms, c),
-        np.zeros((n, 3), c),
-        np.zeros((n, 3), c),
-        np.zeros((n, 3), c),
-        np.zeros((n, 3), c),
-    )
+    # xb rb qb, x1 r1 q1, f tau, reaction; then fe te f2 t2 (N,3)
+    shapes = ((3,), (3, 3), (4,), (3,), (3, 3), (4,), (3,), (3,), (6,))
+    nodal_arrays = [np.zeros((n_nodes, *shape), dtype) for shape in shapes]
+    tail = [np.zeros((n_nodes, 3), dtype) for _ in range(4)]
+    buffers = fterms.make_strains(terms, dtype), fterms.make_resultants(terms, dtype)
+    return Work(*nodal_arrays, *buffers, *tail)
 
 
 @kernel(inline="always")
